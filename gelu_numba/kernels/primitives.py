@@ -1,0 +1,189 @@
+"""Error-free transformations and double-double ("dd") arithmetic.
+
+Every accurate kernel in this package evaluates its final few operations in
+double-double arithmetic: a value is carried as an unevaluated sum ``hi + lo``
+with ``|lo| <= ulp(hi)/2``, which gives about 106 significant bits.  The
+building blocks are the classical error-free transformations:
+
+* ``two_sum(a, b)``: ``s + e == a + b`` exactly (Knuth, TAOCP vol. 2, 4.2.2).
+* ``fast_two_sum(a, b)``: the same when ``|a| >= |b|`` (Dekker 1971).
+* ``two_prod(a, b)``: ``p + e == a * b`` exactly, with ``e = fma(a, b, -p)``.
+
+They are exact only under round-to-nearest with no reassociation, so nothing
+here may be compiled with ``fastmath``.
+
+Two operations depend on the target and are the package's single switch
+between targets: :func:`fma` (a fused multiply-add, rounded once) and
+:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``).
+Their Python bodies are exact reference implementations, used by pure-Python
+execution such as the CUDA simulator; the CPU target gets LLVM intrinsics
+(``llvm.fma.f64``, which is a single ``vfmadd`` on FMA hardware, and a
+bit-level construction of ``2**n``) so that no libm call blocks vectorisation.
+Other targets register their own overloads of the same two names.
+"""
+
+import math
+from fractions import Fraction
+
+from llvmlite import ir
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic, overload
+
+
+def fma(a, b, c):
+    """Return ``a*b + c`` rounded once to float64 (exact Python reference)."""
+    if math.isfinite(a) and math.isfinite(b) and math.isfinite(c):
+        exact = Fraction(a) * Fraction(b) + Fraction(c)
+        if exact == 0:
+            # The sign of an exact zero follows IEEE 754: -0 only if both
+            # a*b and c are -0 (or their signs agree on a negative zero).
+            return a * b + c
+        return float(exact)
+    return a * b + c
+
+
+def pow2(n):
+    """Return the float64 ``2.0**n`` for an integer ``-1022 <= n <= 1023``."""
+    return math.ldexp(1.0, int(n))
+
+
+@intrinsic
+def _fma_f64(typingctx, a, b, c):
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return sig, codegen
+
+
+@intrinsic
+def _pow2_f64(typingctx, n):
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        # 2**n has biased exponent n + 1023 and a zero significand.
+        biased = builder.add(args[0], ir.Constant(ir.IntType(64), 1023))
+        bits = builder.shl(biased, ir.Constant(ir.IntType(64), 52))
+        return builder.bitcast(bits, ir.DoubleType())
+
+    return sig, codegen
+
+
+@overload(fma, target="cpu")
+def _fma_cpu(a, b, c):
+    def impl(a, b, c):
+        return _fma_f64(a, b, c)
+
+    return impl
+
+
+@overload(pow2, target="cpu")
+def _pow2_cpu(n):
+    def impl(n):
+        return _pow2_f64(n)
+
+    return impl
+
+
+@njit
+def two_sum(a, b):
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+@njit
+def fast_two_sum(a, b):
+    """``(s, e)`` with ``s + e == a + b`` exactly, assuming ``|a| >= |b|``."""
+    s = a + b
+    e = b - (s - a)
+    return s, e
+
+
+@njit
+def two_prod(a, b):
+    """``(p, e)`` with ``p = fl(a*b)`` and ``p + e == a*b`` exactly."""
+    p = a * b
+    return p, fma(a, b, -p)
+
+
+@njit
+def dd_mul(ah, al, bh, bl):
+    """Product of two dd numbers; relative error below 2**-102."""
+    p, e = two_prod(ah, bh)
+    e = e + (ah * bl + al * bh)
+    return fast_two_sum(p, e)
+
+
+@njit
+def dd_mul_d(ah, al, b):
+    """Product of a dd number and a double; relative error below 2**-104."""
+    p, e = two_prod(ah, b)
+    e = fma(al, b, e)
+    return fast_two_sum(p, e)
+
+
+@njit
+def one_minus_dd(qh, ql):
+    """``1 - (qh + ql)`` as a dd number, for ``|qh| <= 1``."""
+    s, e = two_sum(1.0, -qh)
+    return fast_two_sum(s, e - ql)
+
+
+@njit
+def mul_round(y, h, l):
+    """``y * (h + l)`` rounded once to float64 (to within 2**-100 relative).
+
+    On overflow the error term is -inf: it is dropped before the addition
+    so that no NaN (and no spurious invalid flag) appears.
+    """
+    p = y * h
+    e = fma(y, h, -p) + y * l
+    # p = 0 is exact (an underflowed product has e = 0 too) and keeps its sign
+    return p if p == 0.0 else p + (e if abs(p) < math.inf else 0.0)
+
+
+@njit
+def scaled_mul(y, mh, ml, k):
+    """``y * (mh + ml) * 2**k`` rounded once, for ``-2200 <= k <= 0``.
+
+    ``mh + ml`` is a dd number in the normal range.  The scale is applied in
+    steps that are exact until the last one, so a result in the subnormal
+    range is rounded once more at most (total error below 0.5 ulp + 2**-50
+    ulp), and no intermediate overflows unless the result does.
+    """
+    k1 = max(k, -1000)
+    f1 = pow2(k1)
+    r = mul_round(y, mh * f1, ml * f1)
+    k2 = k - k1
+    k3 = max(k2, -1000)
+    return (r * pow2(k3)) * pow2(k2 - k3)
+
+
+@njit
+def poly_dd(t, hi, lo, row):
+    """Evaluate ``sum_j c_j t**j`` for the coefficients in row ``row``.
+
+    ``hi[row, j]`` holds ``c_j`` (rounded to double), ``lo[row, j]`` the
+    rounding error of the first ``lo.shape[1]`` coefficients.  The high-order
+    terms use plain FMA Horner; the last ``lo.shape[1]`` steps are done in dd
+    arithmetic, so the rounding errors of the plain part are scaled down by
+    ``|t|**ndd`` relative to the result.  Returns ``(hi, lo)``.
+    """
+    ncoef = hi.shape[1]
+    ndd = lo.shape[1]
+    s = hi[row, ncoef - 1]
+    for j in range(ncoef - 2, ndd - 1, -1):
+        s = fma(s, t, hi[row, j])
+    sh = s
+    sl = 0.0
+    for j in range(ndd - 1, -1, -1):
+        ph, pl = two_prod(t, sh)
+        pl = fma(t, sl, pl)
+        s, e = two_sum(hi[row, j], ph)
+        sh, sl = fast_two_sum(s, e + (lo[row, j] + pl))
+    return sh, sl

@@ -1,0 +1,66 @@
+"""Target factories: one scalar kernel in, one compiled callable out.
+
+A kernel is a plain Python function of float scalars (``gelu_numba.kernels``).
+:func:`cpu_ufunc` compiles it with Numba's ``@vectorize`` for the float32 and
+float64 loops.  The result is a :class:`GeluUFunc`, a ``numba.DUFunc`` whose
+``.ufunc`` is a real ``numpy.ufunc`` and which can be called from ``@njit``
+code; the only thing it adds is a clear ``TypeError`` for input types that
+no loop accepts.  Other targets (parallel, CUDA) add factories here.
+"""
+
+import numpy as np
+from numba.np.ufunc.dufunc import DUFunc
+
+# Importing the primitives registers the CPU overloads of fma/pow2.
+import gelu_numba.kernels.primitives  # noqa: F401
+
+FLOAT_TYPES = ("float32", "float64")
+
+# dtype characters that NumPy casts safely onto the float32 or float64 loop:
+# bool, signed and unsigned integers, float16, float32, float64.
+_ACCEPTED_CHARS = frozenset("?bBhHiIlLqQefd")
+_ACCEPTED_TEXT = ("float32 or float64 (bool, integer and float16 inputs are "
+                  "cast to them by NumPy's safe-casting rules)")
+
+
+def signatures(nin):
+    """The explicit loop signatures of an ``nin``-input kernel."""
+    return [f"{t}({', '.join([t] * nin)})" for t in FLOAT_TYPES]
+
+
+def _check_input(name, value):
+    kind = type(value)
+    if kind is float or kind is int or kind is bool:
+        return
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype):
+        dtype = np.asarray(value).dtype
+    if dtype.char not in _ACCEPTED_CHARS:
+        raise TypeError(
+            f"{name}() does not support inputs of dtype {dtype}; "
+            f"accepted: {_ACCEPTED_TEXT}")
+
+
+class GeluUFunc(DUFunc):
+    """A Numba DUFunc with the float32/float64 loops of one kernel.
+
+    Behaves as a NumPy ufunc (broadcasting, ``out=``, ``where=``,
+    ``.reduce`` and friends for binary ones); ``.ufunc`` is the underlying
+    ``numpy.ufunc``.  Unsupported dtypes raise ``TypeError`` naming the
+    accepted ones.
+    """
+
+    def __call__(self, *args, **kwargs):
+        for value in args[:self.nin]:
+            _check_input(self.__name__, value)
+        return super().__call__(*args, **kwargs)
+
+
+def cpu_ufunc(kernel, nin, doc, cache=True):
+    """Compile ``kernel`` into a single-threaded CPU :class:`GeluUFunc`."""
+    uf = GeluUFunc(kernel, cache=cache)
+    for sig in signatures(nin):
+        uf.add(sig)
+    uf.disable_compile()
+    uf.__doc__ = doc
+    return uf

@@ -1,0 +1,15 @@
+"""The single-threaded CPU ufuncs, generated from :mod:`gelu_numba.catalog`."""
+
+from gelu_numba.catalog import ENTRIES
+from gelu_numba.targets import cpu_ufunc
+
+_ufuncs = {e.name: cpu_ufunc(e.kernel, e.nin, e.doc) for e in ENTRIES}
+
+gelu = _ufuncs["gelu"]
+gelu_grad = _ufuncs["gelu_grad"]
+gelu_grad2 = _ufuncs["gelu_grad2"]
+gelu_backward = _ufuncs["gelu_backward"]
+ndtr = _ufuncs["ndtr"]
+norm_pdf = _ufuncs["norm_pdf"]
+
+__all__ = sorted(_ufuncs)
