@@ -53,7 +53,22 @@ class GeluUFunc(DUFunc):
     def __call__(self, *args, **kwargs):
         for value in args[:self.nin]:
             _check_input(self.__name__, value)
-        return super().__call__(*args, **kwargs)
+        where = kwargs.pop("where", True)
+        if where is True:
+            return super().__call__(*args, **kwargs)
+        # Numba-built ufunc loops fail NumPy's masked iteration ("ARRAYMASK
+        # ... no WRITEMASKED operands", numba 0.68 / NumPy 2.4), so where=
+        # is applied here: evaluate, then copy the selected elements.
+        out = kwargs.pop("out", None)
+        if len(args) > self.nin:
+            out, args = args[self.nin], args[:self.nin]
+        if isinstance(out, tuple):
+            (out,) = out
+        result = super().__call__(*args, **kwargs)
+        if out is None:
+            out = np.empty_like(result)
+        np.copyto(out, result, where=where, casting="same_kind")
+        return out
 
 
 def cpu_ufunc(kernel, nin, doc, cache=True):

@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    dd_mul, fast_two_sum, fma, mul_round, one_minus_dd, poly_dd, pow2,
+    dd_mul, fast_two_sum, fma, mul_round, nan_to_zero, one_minus_dd, poly_dd, pow2,
     scaled_mul, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
@@ -62,8 +62,9 @@ _ROUND_SHIFTER = 6755399441055744.0
 _INF = math.inf
 _NAN = math.nan
 # finite stand-in for an infinite x: large enough that GELU(x) = x exactly,
-# small enough that x * (1 + 2**-52) does not overflow
-_BIG = 2.0**1000
+# small enough to be finite in float32 too (LLVM may round both arms of a
+# select to float32 before selecting)
+_BIG = 2.0**100
 
 
 @njit
@@ -71,17 +72,6 @@ def clamp_abs(x):
     """``min(|x|, A_MAX)`` for a non-NaN x (the table index must stay valid)."""
     a = abs(x)
     return a if a < A_MAX else A_MAX
-
-
-@njit
-def not_nan(x):
-    """``x`` with NaN replaced by 0.
-
-    Ordered comparisons (``<``, ``>``) compile to signalling compares that
-    raise the invalid flag on NaN, which NumPy reports as a warning; so NaN
-    is removed first with a quiet ``==`` and put back at the end.
-    """
-    return x if x == x else 0.0
 
 
 @njit
@@ -152,7 +142,7 @@ def unscale(h, l, k):
 def ndtr(x):
     """Standard normal CDF Phi(x)."""
     xd = np.float64(x)
-    xs = not_nan(xd)
+    xs = nan_to_zero(xd)
     qh, ql, k = upper_tail_dd(clamp_abs(xs))
     neg = scaled_mul(1.0, qh, ql, k)
     ph, pl = one_minus_dd(*unscale(qh, ql, k))
@@ -163,7 +153,7 @@ def ndtr(x):
 def norm_pdf(x):
     """Standard normal density phi(x)."""
     xd = np.float64(x)
-    eh, el, k = exp_neg_half_sq(clamp_abs(not_nan(xd)))
+    eh, el, k = exp_neg_half_sq(clamp_abs(nan_to_zero(xd)))
     mh, ml = dd_mul(eh, el, PHI0_HI, PHI0_LO)
     r = scaled_mul(1.0, mh, ml, k)
     return r if xd == xd else xd
@@ -173,7 +163,7 @@ def gelu(x):
     """GELU(x) = x Phi(x)."""
     xd = np.float64(x)
     # finite stand-in for NaN and +-inf, fixed up at the end
-    xs = not_nan(xd)
+    xs = nan_to_zero(xd)
     xs = xs if abs(xs) < _BIG else np.copysign(_BIG, xs)
     qh, ql, k = upper_tail_dd(clamp_abs(xs))
     # x < -A_MAX only multiplies a flushed-to-zero tail; clamping it keeps
@@ -183,7 +173,8 @@ def gelu(x):
     ph, pl = one_minus_dd(*unscale(qh, ql, k))
     pos = mul_round(xs, ph, pl)
     r = neg if xs < 0.0 else pos
-    return r if is_finite(xd) or xd == -_INF else xd
+    r = r if xs != _BIG else xd  # GELU(+inf) = +inf
+    return r if xd == xd else xd
 
 
 @njit
@@ -197,7 +188,7 @@ def grad_parts(xs):
 def gelu_grad(x):
     """GELU'(x) = Phi(x) + x phi(x)."""
     xd = np.float64(x)
-    xs = not_nan(xd)
+    xs = nan_to_zero(xd)
     gh, gl, k, ph, pl = grad_parts(xs)
     r = scaled_mul(1.0, gh, gl, k) if xs < 0.0 else ph + pl
     return r if xd == xd else xd
@@ -207,7 +198,7 @@ def gelu_backward(dy, x):
     """Fused backward pass: dy * GELU'(x), rounded once."""
     dyd = np.float64(dy)
     xd = np.float64(x)
-    xs = not_nan(xd)
+    xs = nan_to_zero(xd)
     dy_finite = is_finite(dyd)
     dys = dyd if dy_finite else 1.0
     gh, gl, k, ph, pl = grad_parts(xs)
@@ -224,7 +215,7 @@ def gelu_backward(dy, x):
 def gelu_grad2(x):
     """GELU''(x) = phi(x) (2 - x**2)."""
     xd = np.float64(x)
-    a = clamp_abs(not_nan(xd))
+    a = clamp_abs(nan_to_zero(xd))
     eh, el, k = exp_neg_half_sq(a)
     p, pe = two_prod(a, a)
     # 2 - a**2 = (2 - p) - pe exactly: its zero at sqrt 2 costs nothing

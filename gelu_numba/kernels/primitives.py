@@ -12,13 +12,15 @@ building blocks are the classical error-free transformations:
 They are exact only under round-to-nearest with no reassociation, so nothing
 here may be compiled with ``fastmath``.
 
-Two operations depend on the target and are the package's single switch
-between targets: :func:`fma` (a fused multiply-add, rounded once) and
-:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``).
+Three operations depend on the target and are the package's single switch
+between targets: :func:`fma` (a fused multiply-add, rounded once),
+:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``) and
+:func:`nan_to_zero`.
 Their Python bodies are exact reference implementations, used by pure-Python
 execution such as the CUDA simulator; the CPU target gets LLVM intrinsics
 (``llvm.fma.f64``, which is a single ``vfmadd`` on FMA hardware, and a
-bit-level construction of ``2**n``) so that no libm call blocks vectorisation.
+bit-level construction of ``2**n``) so that no libm call blocks vectorisation,
+and an integer-domain NaN test (see :func:`nan_to_zero`).
 Other targets register their own overloads of the same two names.
 """
 
@@ -48,6 +50,17 @@ def pow2(n):
     return math.ldexp(1.0, int(n))
 
 
+def nan_to_zero(x):
+    """``x``, or ``0.0`` if ``x`` is NaN.
+
+    The kernels remove NaN before any ordered comparison, because ``<`` on
+    NaN raises the invalid flag, which NumPy turns into a RuntimeWarning.
+    On the CPU the test is done on the integer bits: a float ``x == x``
+    select is folded by LLVM back into the later comparisons.
+    """
+    return x if x == x else 0.0
+
+
 @intrinsic
 def _fma_f64(typingctx, a, b, c):
     sig = types.float64(types.float64, types.float64, types.float64)
@@ -69,6 +82,29 @@ def _pow2_f64(typingctx, n):
         return builder.bitcast(bits, ir.DoubleType())
 
     return sig, codegen
+
+
+@intrinsic
+def _nan_to_zero_f64(typingctx, x):
+    sig = types.float64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        bits = builder.bitcast(args[0], i64)
+        mag = builder.and_(bits, ir.Constant(i64, 0x7FFFFFFFFFFFFFFF))
+        isnan = builder.icmp_unsigned(">", mag, ir.Constant(i64, 0x7FF0000000000000))
+        clean = builder.select(isnan, ir.Constant(i64, 0), bits)
+        return builder.bitcast(clean, ir.DoubleType())
+
+    return sig, codegen
+
+
+@overload(nan_to_zero, target="cpu")
+def _nan_to_zero_cpu(x):
+    def impl(x):
+        return _nan_to_zero_f64(x)
+
+    return impl
 
 
 @overload(fma, target="cpu")

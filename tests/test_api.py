@@ -1,0 +1,114 @@
+"""The ufunc interface: dtypes, casting, out=/where=/in place, errors, @njit."""
+
+import pydoc
+
+import numba
+import numpy as np
+import pytest
+
+import gelu_numba as g
+
+UNARY = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
+ALL = UNARY + ["gelu_backward"]
+
+
+def call(name, x):
+    f = getattr(g, name)
+    return f(x, x) if name == "gelu_backward" else f(x)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_is_a_ufunc(name):
+    f = getattr(g, name)
+    assert isinstance(f.ufunc, np.ufunc)
+    assert f.nin == (2 if name == "gelu_backward" else 1)
+    assert set(f.types) == {"f" * f.nin + "->f", "d" * f.nin + "->d"}
+    assert name in pydoc.render_doc(f)
+    assert "ulp" in f.__doc__
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("dt, out_dt", [
+    (np.float32, np.float32), (np.float64, np.float64),
+    (np.int64, np.float64), (np.int32, np.float64),
+    (np.int16, np.float32), (np.uint8, np.float32), (np.bool_, np.float32),
+    (np.float16, np.float32),
+])
+def test_dtype_follows_numpy_casting(name, dt, out_dt):
+    x = np.arange(-3, 3).astype(dt)
+    out = call(name, x)
+    assert out.dtype == out_dt
+    # the same numbers as the float loop applied to the cast input
+    assert np.array_equal(out, call(name, x.astype(out_dt)))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_python_scalars(name):
+    assert isinstance(call(name, 1.5), float)
+    assert call(name, 2) == call(name, 2.0)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("bad", [
+    np.array([1 + 2j]), 1j, np.array(["a"]), "a",
+    np.array([1.0, None], dtype=object), np.array([1.0], dtype=np.longdouble),
+])
+def test_bad_input_names_supported_dtypes(name, bad):
+    with pytest.raises(TypeError, match="float32 or float64"):
+        call(name, bad)
+
+
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_out_where_inplace_and_no_mutation(name, dt):
+    f = getattr(g, name)
+    x = np.linspace(-4, 4, 17, dtype=dt)
+    keep = x.copy()
+    expected = f(x)
+    assert np.array_equal(x, keep)  # input untouched
+    out = np.empty_like(x)
+    r = f(x, out=out)
+    assert r is out and np.array_equal(out, expected)
+    mask = x > 0
+    out2 = np.full_like(x, 7)
+    f(x, out=out2, where=mask)
+    assert np.array_equal(out2[mask], expected[mask])
+    assert np.all(out2[~mask] == 7)
+    y = x.copy()
+    f(y, out=y)
+    assert np.array_equal(y, expected)
+    # non-contiguous views
+    big = np.linspace(-4, 4, 34, dtype=dt)
+    assert np.array_equal(f(big[::2]), np.array([f(v) for v in big[::2]], dtype=dt))
+
+
+def test_backward_broadcasting():
+    dy = np.arange(3.0).reshape(3, 1)
+    x = np.linspace(-2, 2, 4)
+    out = g.gelu_backward(dy, x)
+    assert out.shape == (3, 4)
+    assert np.array_equal(out[2], g.gelu_backward(2.0, x))
+    assert np.array_equal(out[0], np.zeros(4))
+
+
+def test_mixed_precision_backward():
+    # float32 dy with float64 x promotes to the float64 loop, as NumPy does
+    out = g.gelu_backward(np.ones(3, np.float32), np.ones(3, np.float64))
+    assert out.dtype == np.float64
+
+
+def test_callable_from_njit():
+    @numba.njit
+    def user(x, dy):
+        return g.gelu(x) + g.gelu_backward(dy, x) - g.ndtr(x) * x
+
+    @numba.njit
+    def scalar(v):
+        return g.gelu_grad(v) + g.gelu_grad2(v) + g.norm_pdf(v)
+
+    x = np.linspace(-3, 3, 11)
+    expected = g.gelu(x) + g.gelu_backward(0.5, x) - g.ndtr(x) * x
+    assert np.array_equal(user(x, 0.5), expected)
+    assert scalar(0.3) == g.gelu_grad(0.3) + g.gelu_grad2(0.3) + g.norm_pdf(0.3)
+    x32 = x.astype(np.float32)
+    assert user(x32, np.float32(0.5)).dtype == np.float32
