@@ -34,7 +34,8 @@ def evaluate(name, table, dtype):
     f = getattr(g, name)
     out = f(table["dy"][rows].astype(dtype), x) if name == "gelu_backward" else f(x)
     assert out.dtype == dtype
-    err = ulp_error_dd(out, table[name + "_hi"][rows], table[name + "_lo"][rows], dtype)
+    err = ulp_error_dd(out, table[name + "_hi"][rows], table[name + "_lo"][rows],
+                       dtype, res=table[name + "_res"][rows])
     return x, err
 
 

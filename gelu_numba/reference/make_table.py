@@ -59,7 +59,7 @@ SEED = 20240611
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "reference_table.npz"
 COMMAND = "python -m gelu_numba.reference.make_table"
 
-# (numpy dtype, precision p, smallest normal exponent emin, tail end, huge values)
+# numpy dtype, precision p, smallest normal exponent emin
 _GROUPS = {
     "f64": (np.float64, 53, -1022),
     "f32": (np.float32, 24, -126),
@@ -154,7 +154,11 @@ def sample_points(rng) -> tuple[np.ndarray, np.ndarray]:
         pts += [logspace, -logspace, np.array(specials), -np.array(specials)]
         for c in (x0, r2, -r2):
             pts.append(np.array(_around_zero_of(c, dtype, p, rng)))
-        for t in _thresholds(p, emin):
+        # The float64 GELU thresholds quoted in docs/numerics.md (-38.5123,
+        # -37.5266) are not where GELU crosses those levels (-38.5801,
+        # -37.6159); keep them anyway, they cost nothing.
+        extra = [-38.5123, -37.5266] if f64 else []
+        for t in _thresholds(p, emin) + extra:
             pts.append(np.array(_neighbours(t, dtype)))
             pts.append(_round(t * (1.0 + rng.uniform(-1e-4, 1e-4, 20)), dtype))
         x = _round(np.concatenate(pts), dtype)
@@ -171,10 +175,21 @@ def sample_dy(rng, is_f32: np.ndarray) -> np.ndarray:
     return np.where(is_f32, _round(dy, np.float32), dy)
 
 
+def _dd_res(v):
+    """``(hi, lo, res)``: the dd value, and for a float64-subnormal ``hi`` the
+    residual ``(v - hi) / 2**-1074`` (there ``lo`` is quantised and useless)."""
+    hi, lo = _mp.to_dd(v)
+    res = 0.0
+    if isinstance(v, mpmath.mpf) and abs(hi) < np.finfo(np.float64).tiny:
+        with mpmath.workprec(600):
+            res = float(mpmath.ldexp(v - hi, 1074))
+    return hi, lo, res
+
+
 def _row(args):
     x, dy = args
     vals = _mp.evaluate_all(x, dy)
-    return [c for name in _mp.FUNCTIONS for c in _mp.to_dd(vals[name])]
+    return [c for name in _mp.FUNCTIONS for c in _dd_res(vals[name])]
 
 
 def build(workers: int = 1, progress: bool = False) -> dict:
@@ -209,13 +224,14 @@ def build(workers: int = 1, progress: bool = False) -> dict:
     vals = np.array(rows, dtype=np.float64)
     out = {"x": x, "dy": dy, "is_f32": is_f32}
     for i, name in enumerate(_mp.FUNCTIONS):
-        out[f"{name}_hi"] = vals[:, 2 * i]
-        out[f"{name}_lo"] = vals[:, 2 * i + 1]
+        out[f"{name}_hi"] = vals[:, 3 * i]
+        out[f"{name}_lo"] = vals[:, 3 * i + 1]
+        out[f"{name}_res"] = vals[:, 3 * i + 2]
     out["provenance"] = np.array(
         f"{COMMAND} (seed {SEED}); mpmath {mpmath.__version__}; "
         f"gelu_numba.reference.mp at >= {_mp.BASE_PREC} bits working precision "
         f"(adaptive, >= {_mp.TARGET_BITS} correct bits); values are double-double "
-        f"<name>_hi + <name>_lo; gelu_backward = dy * gelu_grad(x)"
+        f"<name>_hi + <name>_lo; where _hi is float64-subnormal, <name>_res = (exact - hi)/2**-1074; gelu_backward = dy * gelu_grad(x)"
     )
     return out
 

@@ -456,7 +456,7 @@ def ulp_error(computed: float, exact, dtype=np.float64) -> float:
     return abs(to_double(mpmath.ldexp(diff, -(e - p + 1))))
 
 
-def ulp_error_dd(computed, hi, lo, dtype=np.float64) -> np.ndarray:
+def ulp_error_dd(computed, hi, lo, dtype=np.float64, res=None) -> np.ndarray:
     """Vectorised ulp error against a double-double exact value ``hi + lo``.
 
     Parameters
@@ -479,7 +479,10 @@ def ulp_error_dd(computed, hi, lo, dtype=np.float64) -> np.ndarray:
 
     Notes
     -----
-    ``computed - hi`` is exact by Sterbenz's lemma whenever the two are
+    Where ``|hi|`` is below the smallest normal double, ``lo`` cannot resolve
+    less than a subnormal spacing: pass ``res = (exact - hi)/2**-1074`` (the
+    table's ``<name>_res``) for the exact error, else the result is the upper
+    bound ``|computed - hi|/ulp + 0.5``.  ``computed - hi`` is exact by Sterbenz's lemma whenever the two are
     within a factor of 2, i.e. whenever the error is below ~2**p ulps, so the
     result is exact to a relative ~2**-53.
     """
@@ -494,6 +497,18 @@ def ulp_error_dd(computed, hi, lo, dtype=np.float64) -> np.ndarray:
         e = np.where(hi == 0, emin, np.maximum(E.astype(np.int64) - 1, emin))
         ulp = np.ldexp(1.0, (e - p + 1).astype(np.int32))
         err = np.abs((c - hi) - lo) / ulp
+        # Below the smallest normal double, lo = float(v - hi) is itself
+        # quantised to the subnormal spacing and carries no information.
+        # With res = (v - hi)/2**-1074 given, the error in units of 2**-1074
+        # is exact; without it, report the upper bound |c - hi|/ulp + 1/2.
+        sub64 = np.abs(hi) < np.finfo(np.float64).tiny
+        if res is None:
+            sub_err = np.abs(c - hi) / ulp + 0.5
+        else:
+            res = np.broadcast_to(np.asarray(res, dtype=np.float64), c.shape)
+            scale = 2.0**-1074 / ulp   # 1 for float64; float32 subnormal hi never occurs
+            sub_err = np.abs((c - hi) / 2.0**-1074 - res) * scale
+        err = np.where(sub64, sub_err, err)
         c_fin, h_fin = np.isfinite(c), np.isfinite(hi)
         special = ~(c_fin & h_fin)
         same = (np.isnan(c) & np.isnan(hi)) | (np.isinf(c) & (c == hi))

@@ -1,0 +1,1 @@
+"""Analysis scripts: accuracy sweeps and measurements (not part of the package)."""

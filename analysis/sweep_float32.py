@@ -1,0 +1,472 @@
+"""Exhaustive (or strided) float32 accuracy sweep of the gelu_numba kernels.
+
+Usage::
+
+    python -m analysis.sweep_float32 [--functions gelu,gelu_grad,...]
+        [--stride N] [--chunk 2**22] [--workers N] [--out results.json]
+        [--no-progress] [--self-test]
+
+Method
+------
+The float32 bit patterns ``k*stride`` for ``k = 0, 1, ...`` below 2**32
+(``stride`` 1 = all 2**32 inputs, both signs, subnormals, zeros and
+infinities) are viewed as float32 and processed in chunks of ``--chunk``
+inputs, so memory stays bounded (about 130 bytes per input: ~0.5 GB per
+process at the default 2**22). Strides that are powers of two only ever see significands with trailing zero bits; use an
+odd stride (e.g. 997) for an unbiased sample.
+
+Each chunk is fed to ``gelu_numba.<name>`` (a ufunc-like callable on
+float32 arrays) and to :mod:`gelu_numba.reference.f64`, a float64 reference
+validated against mpmath to better than 1e-12 relative (about 1e-5 float32
+ulp). For each function the sweep reports the number of non-NaN inputs
+checked, the maximum error in float32 ulps (``ulp_error_dd`` of
+:mod:`gelu_numba.reference.mp`: ulp of the reference value, the float32
+subnormal spacing below 2**-126), the worst input (value and bit pattern),
+the share of outputs equal to the float64 reference rounded to float32 (the
+correctly rounded share; it can only be misjudged where the exact value lies
+within ~1e-12 relative of a rounding midpoint), and the number of NaN/inf
+mismatches (NaN or infinity on one side only, or infinities of opposite
+sign). NaN bit patterns are not part of the error statistics; they are
+counted separately and their outputs must be NaN.
+
+``gelu_backward(dy, x)`` is swept with one pseudo-random float32 ``dy`` per
+input, a fixed function of the input's bit pattern (a multiplicative hash;
+``|dy|`` in [0.25, 4), random sign and significand; see :func:`dy_for_bits`),
+so the product's rounding is exercised and the result does not depend on
+stride or chunking. (``dy = 1`` would only repeat ``gelu_grad``.)
+
+``--self-test`` sweeps the reference rounded to float32 against the
+reference itself: it checks the machinery and must report <= 0.5 ulp and a
+100 % correctly rounded share; it says nothing about the kernels.
+
+Accuracy
+--------
+Reported ulp errors are exact to about 1e-5 ulp (the reference's error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import math
+import multiprocessing
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gelu_numba.reference import f64 as _ref
+from gelu_numba.reference.mp import ulp_error_dd
+
+FUNCTIONS = _ref.FUNCTIONS
+N_PATTERNS = 2**32
+DEFAULT_CHUNK = 2**22
+MAX_CHUNK = 2**24
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def dy_for_bits(bits: np.ndarray) -> np.ndarray:
+    """The fixed pseudo-random upstream gradient for each input bit pattern.
+
+    Parameters
+    ----------
+    bits : numpy.ndarray of uint32
+        Input bit patterns.
+
+    Returns
+    -------
+    numpy.ndarray of float32
+        ``|dy|`` in [0.25, 4) with a hashed sign and significand.
+    """
+    h = bits.astype(np.uint32) * np.uint32(0x9E3779B1)  # wraps mod 2**32
+    h ^= h >> np.uint32(15)
+    h *= np.uint32(0x85EBCA6B)
+    h ^= h >> np.uint32(13)
+    sign = h & np.uint32(0x80000000)
+    expo = (np.uint32(125) + ((h >> np.uint32(23)) & np.uint32(3))) << np.uint32(23)
+    mant = h & np.uint32(0x007FFFFF)
+    return (sign | expo | mant).view(np.float32)
+
+
+def _bits(k0: int, k1: int, stride: int) -> np.ndarray:
+    return (np.arange(k0, k1, dtype=np.uint64) * np.uint64(stride)).astype(np.uint32)
+
+
+def n_inputs(stride: int) -> int:
+    """Number of bit patterns a sweep with ``stride`` visits."""
+    return -(-N_PATTERNS // stride)
+
+
+# --------------------------------------------------------------- callables
+
+
+class _RoundedReference:
+    """The f64 reference rounded to float32 (picklable, for --self-test)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args):
+        with np.errstate(over="ignore"):
+            return np.asarray(getattr(_ref, self.name)(*args)).astype(np.float32)
+
+
+def _kernel(name: str, self_test: bool):
+    if self_test:
+        return _RoundedReference(name)
+    import gelu_numba
+
+    try:
+        return getattr(gelu_numba, name)
+    except AttributeError:
+        raise AttributeError(f"gelu_numba has no function {name!r}") from None
+
+
+# ------------------------------------------------------------------- chunks
+
+
+def _empty_stats() -> dict:
+    return {
+        "checked": 0,
+        "nan_inputs": 0,
+        "nan_inputs_bad_output": 0,
+        "special_mismatches": 0,
+        "correctly_rounded": 0,
+        "over_1ulp": 0,
+        "max_ulp": -1.0,
+        "worst_bits": None,
+        "worst_output": None,
+        "worst_reference": None,
+        "first_mismatch_bits": None,
+        "output_dtype": None,
+    }
+
+
+def _chunk_stats(name, func, k0, k1, stride) -> dict:
+    bits = _bits(k0, k1, stride)
+    x = bits.view(np.float32)
+    args = (dy_for_bits(bits), x) if name == "gelu_backward" else (x,)
+    with np.errstate(all="ignore"):
+        out = np.asarray(func(*args))
+        ref = np.asarray(getattr(_ref, name)(*args), dtype=np.float64)
+    st = _empty_stats()
+    st["output_dtype"] = str(out.dtype)
+    if out.shape != x.shape:
+        raise ValueError(f"{name} returned shape {out.shape} for input {x.shape}")
+    out64 = out.astype(np.float64)
+
+    nan_in = np.isnan(x)
+    st["nan_inputs"] = int(nan_in.sum())
+    st["nan_inputs_bad_output"] = int((nan_in & ~np.isnan(out64)).sum())
+
+    keep = ~nan_in
+    o, r, b = out64[keep], ref[keep], bits[keep]
+    st["checked"] = int(o.size)
+    o_nan, r_nan = np.isnan(o), np.isnan(r)
+    o_inf, r_inf = np.isinf(o), np.isinf(r)
+    mismatch = (o_nan != r_nan) | (o_inf != r_inf) | (o_inf & r_inf & (o != r))
+    st["special_mismatches"] = int(mismatch.sum())
+    if mismatch.any():
+        st["first_mismatch_bits"] = int(b[np.argmax(mismatch)])
+
+    with np.errstate(all="ignore"):
+        r32 = r.astype(np.float32).astype(np.float64)
+        same = (o == r32) | (o_nan & r_nan)
+    st["correctly_rounded"] = int(same.sum())
+
+    err = ulp_error_dd(o, r, np.zeros_like(r), np.float32)
+    err = np.where(mismatch, -1.0, err)  # mismatches are reported separately
+    st["over_1ulp"] = int((err > 1.0).sum())
+    if err.size:
+        i = int(np.argmax(err))
+        if err[i] >= 0:
+            st["max_ulp"] = float(err[i])
+            st["worst_bits"] = int(b[i])
+            st["worst_output"] = float(o[i])
+            st["worst_reference"] = float(r[i])
+    return st
+
+
+def _merge(a: dict, b: dict) -> dict:
+    for k in ("checked", "nan_inputs", "nan_inputs_bad_output", "special_mismatches",
+              "correctly_rounded", "over_1ulp"):
+        a[k] += b[k]
+    if b["max_ulp"] > a["max_ulp"]:
+        for k in ("max_ulp", "worst_bits", "worst_output", "worst_reference"):
+            a[k] = b[k]
+    if a["first_mismatch_bits"] is None:
+        a["first_mismatch_bits"] = b["first_mismatch_bits"]
+    a["output_dtype"] = a["output_dtype"] or b["output_dtype"]
+    return a
+
+
+def _worker(job):
+    name, self_test, k0, k1, stride = job
+    return k1 - k0, _chunk_stats(name, _kernel(name, self_test), k0, k1, stride)
+
+
+def _finish(name, stride, st, seconds) -> dict:
+    checked = st["checked"]
+    wb = st["worst_bits"]
+    worst = None if wb is None else float(np.uint32(wb).view(np.float32))
+    return {
+        "function": name,
+        "stride": stride,
+        "checked": checked,
+        "max_ulp": st["max_ulp"] if wb is not None else None,
+        "worst_input": worst,
+        "worst_input_hex": None if wb is None else f"0x{wb:08x}",
+        "worst_output": st["worst_output"],
+        "worst_reference": st["worst_reference"],
+        "correctly_rounded": st["correctly_rounded"],
+        "correctly_rounded_share": st["correctly_rounded"] / checked if checked else None,
+        "over_1ulp": st["over_1ulp"],
+        "special_mismatches": st["special_mismatches"],
+        "first_mismatch_hex": None if st["first_mismatch_bits"] is None
+        else f"0x{st['first_mismatch_bits']:08x}",
+        "nan_inputs": st["nan_inputs"],
+        "nan_inputs_bad_output": st["nan_inputs_bad_output"],
+        "output_dtype": st["output_dtype"],
+        "seconds": round(seconds, 3),
+    }
+
+
+def sweep(
+    func_name: str,
+    stride: int = 1,
+    chunk: int = DEFAULT_CHUNK,
+    progress: bool = True,
+    *,
+    workers: int = 1,
+    self_test: bool = False,
+    func=None,
+) -> dict:
+    """Sweep float32 bit patterns ``0, stride, 2*stride, ...`` for one function.
+
+    Parameters
+    ----------
+    func_name : str
+        One of :data:`FUNCTIONS`; selects the reference and, unless ``func``
+        or ``self_test`` is given, ``gelu_numba.<func_name>``.
+    stride : int
+        Distance between bit patterns (1 = all 2**32).
+    chunk : int
+        Inputs per chunk (bounds memory: about 130 bytes per input).
+    progress : bool
+        Show a tqdm progress bar.
+    workers : int, keyword-only
+        Processes (spawned; each imports gelu_numba). Only with ``func``
+        left as None.
+    self_test : bool, keyword-only
+        Sweep the reference rounded to float32 instead of the kernel.
+    func : callable, optional, keyword-only
+        Callable to judge instead of the kernel (``func(x)``, or
+        ``func(dy, x)`` for gelu_backward); single-process only.
+
+    Returns
+    -------
+    dict
+        ``function, stride, checked, max_ulp, worst_input, worst_input_hex,
+        worst_output, worst_reference, correctly_rounded,
+        correctly_rounded_share, over_1ulp, special_mismatches,
+        first_mismatch_hex, nan_inputs, nan_inputs_bad_output, output_dtype,
+        seconds``.
+    """
+    if func_name not in FUNCTIONS:
+        raise ValueError(f"unknown function {func_name!r}; choose from {', '.join(FUNCTIONS)}")
+    if stride < 1 or chunk < 1:
+        raise ValueError("stride and chunk must be >= 1")
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
+    if func is not None and workers > 1:
+        raise ValueError("a custom func can only be swept with workers=1")
+    n = n_inputs(stride)
+    bounds = [(k, min(k + chunk, n)) for k in range(0, n, chunk)]
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n, unit="in", unit_scale=True, desc=func_name, file=sys.stderr)
+    t0 = time.perf_counter()
+    total = _empty_stats()
+    try:
+        if workers == 1:
+            f = func if func is not None else _kernel(func_name, self_test)
+            for k0, k1 in bounds:
+                _merge(total, _chunk_stats(func_name, f, k0, k1, stride))
+                if bar is not None:
+                    bar.update(k1 - k0)
+        else:
+            jobs = [(func_name, self_test, k0, k1, stride) for k0, k1 in bounds]
+            ctx = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as ex:
+                for size, st in ex.map(_worker, jobs):
+                    _merge(total, st)
+                    if bar is not None:
+                        bar.update(size)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _finish(func_name, stride, total, time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def machine_info() -> dict:
+    """Platform, CPU model and library versions."""
+    cpu = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info = {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": multiprocessing.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    for mod in ("numba", "scipy"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except ImportError:
+            info[mod] = None
+    return info
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def markdown_table(results: list[dict]) -> str:
+    """Render sweep results as a markdown table."""
+    lines = [
+        "| function | checked | max ulp | worst input | worst hex | correctly rounded | "
+        "> 1 ulp | NaN/inf mismatches | NaN inputs (bad) |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        share = r["correctly_rounded_share"]
+        lines.append(
+            f"| {r['function']} | {r['checked']} | {_fmt(r['max_ulp'], '.4f')} | "
+            f"{_fmt(r['worst_input'], '.9g')} | {r['worst_input_hex'] or '-'} | "
+            f"{'-' if share is None else f'{100 * share:.5f} %'} | {r['over_1ulp']} | "
+            f"{r['special_mismatches']} | {r['nan_inputs']} ({r['nan_inputs_bad_output']}) |"
+        )
+    return "\n".join(lines)
+
+
+def _jsonable(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def _int_arg(text: str) -> int:
+    """Positive int, also written as ``a**b`` (e.g. ``2**22``)."""
+    try:
+        if "**" in text:
+            base, _, exp = text.partition("**")
+            value = int(base) ** int(exp)
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value
+
+
+def _functions_arg(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in names if s not in FUNCTIONS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown function(s) {', '.join(bad) or '(none)'}; choose from {', '.join(FUNCTIONS)}"
+        )
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m analysis.sweep_float32",
+        description="Sweep float32 inputs and measure gelu_numba's ulp errors "
+        "against the float64 reference.",
+    )
+    p.add_argument("--functions", type=_functions_arg, default=list(FUNCTIONS),
+                   help=f"comma-separated subset of {','.join(FUNCTIONS)} (default: all)")
+    p.add_argument("--stride", type=_int_arg, default=1,
+                   help="bit-pattern stride (default 1 = all 2**32 inputs; odd strides sample evenly)")
+    p.add_argument("--chunk", type=_int_arg, default=DEFAULT_CHUNK,
+                   help="inputs per chunk, at most 2**24 (default 2**22, ~0.5 GB)")
+    p.add_argument("--workers", type=_int_arg, default=1, help="processes (default 1)")
+    p.add_argument("--out", type=Path, default=None, help="write results as JSON here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--self-test", action="store_true",
+                   help="sweep the f64 reference rounded to float32 against itself "
+                        "(checks the machinery; must give <= 0.5 ulp)")
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.chunk > MAX_CHUNK:
+        parser.error(f"--chunk must be at most 2**24 = {MAX_CHUNK}")
+    if not args.self_test:
+        try:
+            for name in args.functions:
+                _kernel(name, False)
+        except Exception as exc:  # import or attribute errors: tell, don't trace
+            parser.error(f"cannot load gelu_numba kernels ({type(exc).__name__}: {exc}); "
+                         "try --self-test to check the sweep itself")
+    info = machine_info()
+    results = [
+        sweep(name, args.stride, args.chunk, not args.no_progress,
+              workers=args.workers, self_test=args.self_test)
+        for name in args.functions
+    ]
+    what = "f64 reference rounded to float32 (SELF-TEST)" if args.self_test else "gelu_numba kernels"
+    print(f"\n## float32 sweep: {what}, stride {args.stride}\n")
+    print(markdown_table(results))
+    print("\nMachine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
+    if args.out is not None:
+        payload = {
+            "command": "python -m analysis.sweep_float32 " + " ".join(sys.argv[1:] if argv is None else argv),
+            "self_test": args.self_test,
+            "machine": info,
+            "results": results,
+        }
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+        print(f"wrote {args.out}")
+    if args.self_test:
+        bad = [r["function"] for r in results
+               if r["max_ulp"] is None or r["max_ulp"] > 0.5 or r["special_mismatches"]
+               or r["nan_inputs_bad_output"] or r["correctly_rounded"] != r["checked"]]
+        if bad:
+            print(f"SELF-TEST FAILED for {', '.join(bad)}", file=sys.stderr)
+            return 1
+        print("self-test passed: reference rounded to float32 is within 0.5 ulp everywhere")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
