@@ -481,8 +481,8 @@ def ulp_error_dd(computed, hi, lo, dtype=np.float64, res=None) -> np.ndarray:
     -----
     Where ``|hi|`` is below the smallest normal double, ``lo`` cannot resolve
     less than a subnormal spacing: pass ``res = (exact - hi)/2**-1074`` (the
-    table's ``<name>_res``) for the exact error, else the result is the upper
-    bound ``|computed - hi|/ulp + 0.5``.  ``computed - hi`` is exact by Sterbenz's lemma whenever the two are
+    table's ``<name>_res``) for the exact error; without it the result is
+    only as good as ``lo`` (within 1 ulp there).  ``computed - hi`` is exact by Sterbenz's lemma whenever the two are
     within a factor of 2, i.e. whenever the error is below ~2**p ulps, so the
     result is exact to a relative ~2**-53.
     """
@@ -500,15 +500,13 @@ def ulp_error_dd(computed, hi, lo, dtype=np.float64, res=None) -> np.ndarray:
         # Below the smallest normal double, lo = float(v - hi) is itself
         # quantised to the subnormal spacing and carries no information.
         # With res = (v - hi)/2**-1074 given, the error in units of 2**-1074
-        # is exact; without it, report the upper bound |c - hi|/ulp + 1/2.
-        sub64 = np.abs(hi) < np.finfo(np.float64).tiny
-        if res is None:
-            sub_err = np.abs(c - hi) / ulp + 0.5
-        else:
+        # is exact.
+        if res is not None:
+            sub64 = np.abs(hi) < np.finfo(np.float64).tiny
             res = np.broadcast_to(np.asarray(res, dtype=np.float64), c.shape)
             scale = 2.0**-1074 / ulp   # 1 for float64; float32 subnormal hi never occurs
             sub_err = np.abs((c - hi) / 2.0**-1074 - res) * scale
-        err = np.where(sub64, sub_err, err)
+            err = np.where(sub64, sub_err, err)
         c_fin, h_fin = np.isfinite(c), np.isfinite(hi)
         special = ~(c_fin & h_fin)
         same = (np.isnan(c) & np.isnan(hi)) | (np.isinf(c) & (c == hi))
