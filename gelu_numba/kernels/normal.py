@@ -48,17 +48,14 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    dd_mul, fast_two_sum, fma, mul_round, nan_to_zero, one_minus_dd, poly_dd, pow2,
-    scaled_mul, two_prod, two_sum,
+    SHIFTER, dd_mul, fast_two_sum, fma, mul_round, nan_to_zero, one_minus_dd,
+    poly_dd, pow2, scaled_mul, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
     A_MAX, EXP_HI, EXP_LO, H_HI, H_LO, INV_LN2, INV_STEP, LN2_1, LN2_2,
     LN2_3, PHI0_HI, PHI0_LO, R_HI, R_LO, STEP, Z0_HI, Z0_LO,
 )
 
-# 1.5 * 2**52: adding and subtracting it rounds a double of magnitude below
-# 2**51 to the nearest integer, branch-free.
-_ROUND_SHIFTER = 6755399441055744.0
 _INF = math.inf
 _NAN = math.nan
 # finite stand-in for an infinite x: large enough that GELU(x) = x exactly,
@@ -67,20 +64,20 @@ _NAN = math.nan
 _BIG = 2.0**100
 
 
-@njit
+@njit(inline="always")
 def clamp_abs(x):
     """``min(|x|, A_MAX)`` for a non-NaN x (the table index must stay valid)."""
     a = abs(x)
     return a if a < A_MAX else A_MAX
 
 
-@njit
+@njit(inline="always")
 def is_finite(x):
     """Quiet test (no ordered compare on NaN) that x is finite."""
     return x == x and x != _INF and x != -_INF
 
 
-@njit
+@njit(inline="always")
 def exp_neg_half_sq(a):
     """``exp(-a**2/2) = (eh + el) * 2**k`` for ``0 <= a <= A_MAX``.
 
@@ -89,7 +86,7 @@ def exp_neg_half_sq(a):
     p, pe = two_prod(a, a)
     s = -0.5 * p
     se = -0.5 * pe
-    kf = (s * INV_LN2 + _ROUND_SHIFTER) - _ROUND_SHIFTER
+    kf = (s * INV_LN2 + SHIFTER) - SHIFTER
     # s - kf*LN2_1 is exact (Sterbenz); the rest is carried as a dd (rh, rl)
     r1 = s - kf * LN2_1
     rh, rl = two_sum(r1, -kf * LN2_2)
@@ -101,7 +98,7 @@ def exp_neg_half_sq(a):
     return eh, el, np.int64(kf)
 
 
-@njit
+@njit(inline="always")
 def tail_poly(a, hi, lo):
     """Evaluate the tabulated function (R or H) at ``0 <= a <= A_MAX``."""
     i = np.int64(a * INV_STEP)
@@ -110,7 +107,7 @@ def tail_poly(a, hi, lo):
     return poly_dd(a - m, hi, lo, i)
 
 
-@njit
+@njit(inline="always")
 def upper_tail_dd(a):
     """``Q(a) = Phi(-a) = (qh + ql) * 2**k`` (mantissa relative error < 2**-57)."""
     eh, el, k = exp_neg_half_sq(a)
@@ -119,7 +116,7 @@ def upper_tail_dd(a):
     return qh, ql, k
 
 
-@njit
+@njit(inline="always")
 def grad_tail_dd(a):
     """``G(a) = E(a) (a - z0) H(a) = (gh + gl) * 2**k``: GELU'(-a), with its
     zero at ``a = z0`` as an exact factor."""
@@ -132,7 +129,7 @@ def grad_tail_dd(a):
     return gh, gl, k
 
 
-@njit
+@njit(inline="always")
 def unscale(h, l, k):
     """``(h + l) * 2**k`` as a dd, for use beside 1 (tiny values flush early)."""
     f = pow2(max(k, -1000))
@@ -145,7 +142,8 @@ def ndtr(x):
     xs = nan_to_zero(xd)
     qh, ql, k = upper_tail_dd(clamp_abs(xs))
     neg = scaled_mul(1.0, qh, ql, k)
-    ph, pl = one_minus_dd(*unscale(qh, ql, k))
+    uh, ul = unscale(qh, ql, k)
+    ph, pl = one_minus_dd(uh, ul)
     r = neg if xs < 0.0 else ph + pl
     return r if xd == xd else xd
 
@@ -170,18 +168,20 @@ def gelu(x):
     # the scaled product finite (GELU(-inf) = -0.0)
     xn = xs if xs > -A_MAX else -A_MAX
     neg = scaled_mul(xn, qh, ql, k)
-    ph, pl = one_minus_dd(*unscale(qh, ql, k))
+    uh, ul = unscale(qh, ql, k)
+    ph, pl = one_minus_dd(uh, ul)
     pos = mul_round(xs, ph, pl)
     r = neg if xs < 0.0 else pos
     r = r if xs != _BIG else xd  # GELU(+inf) = +inf
     return r if xd == xd else xd
 
 
-@njit
+@njit(inline="always")
 def grad_parts(xs):
     """GELU'(xs) as ``(gh + gl) * 2**k`` (xs < 0) and ``ph + pl`` (xs >= 0)."""
     gh, gl, k = grad_tail_dd(clamp_abs(xs))
-    ph, pl = one_minus_dd(*unscale(gh, gl, k))
+    uh, ul = unscale(gh, gl, k)
+    ph, pl = one_minus_dd(uh, ul)
     return gh, gl, k, ph, pl
 
 

@@ -12,10 +12,11 @@ building blocks are the classical error-free transformations:
 They are exact only under round-to-nearest with no reassociation, so nothing
 here may be compiled with ``fastmath``.
 
-Three operations depend on the target and are the package's single switch
+Five operations depend on the target and are the package's single switch
 between targets: :func:`fma` (a fused multiply-add, rounded once),
-:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``) and
-:func:`nan_to_zero`.
+:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``),
+:func:`scale_shifted` (``p * 2**k`` with ``k`` read off a rounding-shifter
+sum), :func:`step_bits` (the neighbouring double) and :func:`nan_to_zero`.
 Their Python bodies are exact reference implementations, used by pure-Python
 execution such as the CUDA simulator; the CPU target gets LLVM intrinsics
 (``llvm.fma.f64``, which is a single ``vfmadd`` on FMA hardware, and a
@@ -25,6 +26,7 @@ Other targets register their own overloads of the same two names.
 """
 
 import math
+import struct
 from fractions import Fraction
 
 from llvmlite import ir
@@ -48,6 +50,29 @@ def fma(a, b, c):
 def pow2(n):
     """Return the float64 ``2.0**n`` for an integer ``-1022 <= n <= 1023``."""
     return math.ldexp(1.0, int(n))
+
+
+# 1.5 * 2**52: for |t| < 2**51, ``(t + SHIFTER) - SHIFTER`` is t rounded to
+# the nearest integer k, branch-free, and the low bits of ``t + SHIFTER``
+# hold k in two's complement.
+SHIFTER = 6755399441055744.0
+
+
+def scale_shifted(p, kb):
+    """``p * 2**k`` where ``kb = k + SHIFTER`` (k an integer, ``|k| < 2**51``).
+
+    Exact when ``p * 2**k`` is a normal double.  On the CPU this is one
+    integer addition to the bits of p: ``bits(kb) << 52 == k << 52`` modulo
+    2**64, because the shifter's own bits are shifted out.
+    """
+    return math.ldexp(p, int(kb - SHIFTER))
+
+
+def step_bits(v, n):
+    """The double whose bit pattern is ``bits(v) + n`` (``n`` = +-1: the next
+    double away from or towards zero, for a finite non-zero ``v``)."""
+    (bits,) = struct.unpack("<q", struct.pack("<d", v))
+    return struct.unpack("<d", struct.pack("<q", bits + int(n)))[0]
 
 
 def nan_to_zero(x):
@@ -99,6 +124,48 @@ def _nan_to_zero_f64(typingctx, x):
     return sig, codegen
 
 
+@intrinsic
+def _scale_shifted_f64(typingctx, p, kb):
+    sig = types.float64(types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        pbits = builder.bitcast(args[0], i64)
+        kbits = builder.bitcast(args[1], i64)
+        shifted = builder.shl(kbits, ir.Constant(i64, 52))
+        return builder.bitcast(builder.add(pbits, shifted), ir.DoubleType())
+
+    return sig, codegen
+
+
+@intrinsic
+def _step_bits_f64(typingctx, v, n):
+    sig = types.float64(types.float64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        bits = builder.add(builder.bitcast(args[0], i64), args[1])
+        return builder.bitcast(bits, ir.DoubleType())
+
+    return sig, codegen
+
+
+@overload(step_bits, target="cpu")
+def _step_bits_cpu(v, n):
+    def impl(v, n):
+        return _step_bits_f64(v, n)
+
+    return impl
+
+
+@overload(scale_shifted, target="cpu")
+def _scale_shifted_cpu(p, kb):
+    def impl(p, kb):
+        return _scale_shifted_f64(p, kb)
+
+    return impl
+
+
 @overload(nan_to_zero, target="cpu")
 def _nan_to_zero_cpu(x):
     def impl(x):
@@ -123,7 +190,7 @@ def _pow2_cpu(n):
     return impl
 
 
-@njit
+@njit(inline="always")
 def two_sum(a, b):
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly."""
     s = a + b
@@ -132,7 +199,7 @@ def two_sum(a, b):
     return s, e
 
 
-@njit
+@njit(inline="always")
 def fast_two_sum(a, b):
     """``(s, e)`` with ``s + e == a + b`` exactly, assuming ``|a| >= |b|``."""
     s = a + b
@@ -140,14 +207,14 @@ def fast_two_sum(a, b):
     return s, e
 
 
-@njit
+@njit(inline="always")
 def two_prod(a, b):
     """``(p, e)`` with ``p = fl(a*b)`` and ``p + e == a*b`` exactly."""
     p = a * b
     return p, fma(a, b, -p)
 
 
-@njit
+@njit(inline="always")
 def dd_mul(ah, al, bh, bl):
     """Product of two dd numbers; relative error below 2**-102."""
     p, e = two_prod(ah, bh)
@@ -155,7 +222,7 @@ def dd_mul(ah, al, bh, bl):
     return fast_two_sum(p, e)
 
 
-@njit
+@njit(inline="always")
 def dd_mul_d(ah, al, b):
     """Product of a dd number and a double; relative error below 2**-104."""
     p, e = two_prod(ah, b)
@@ -163,14 +230,14 @@ def dd_mul_d(ah, al, b):
     return fast_two_sum(p, e)
 
 
-@njit
+@njit(inline="always")
 def one_minus_dd(qh, ql):
     """``1 - (qh + ql)`` as a dd number, for ``|qh| <= 1``."""
     s, e = two_sum(1.0, -qh)
     return fast_two_sum(s, e - ql)
 
 
-@njit
+@njit(inline="always")
 def mul_round(y, h, l):
     """``y * (h + l)`` rounded once to float64 (to within 2**-100 relative).
 
@@ -183,7 +250,7 @@ def mul_round(y, h, l):
     return p if p == 0.0 else p + (e if abs(p) < math.inf else 0.0)
 
 
-@njit
+@njit(inline="always")
 def scaled_mul(y, mh, ml, k):
     """``y * (mh + ml) * 2**k`` rounded once, for ``-2200 <= k <= 0``.
 
@@ -200,7 +267,7 @@ def scaled_mul(y, mh, ml, k):
     return (r * pow2(k3)) * pow2(k2 - k3)
 
 
-@njit
+@njit(inline="always")
 def poly_dd(t, hi, lo, row):
     """Evaluate ``sum_j c_j t**j`` for the coefficients in row ``row``.
 

@@ -216,6 +216,12 @@ def gelu(x):
         r = x * _cdf(x)
     # -inf * 0 is NaN; the limit is -0.0.
     r = np.where(x == -np.inf, -0.0, r)
+    # For |x| < 2**-125, x/2 can be a float32 midpoint and the exact value
+    # x/2 + x**2/sqrt(2 pi) lies above it by far less than a float64 ulp:
+    # the next float64 up keeps the side of the midpoint, so that rounding
+    # this reference to float32 is correct.
+    tiny = (np.abs(x) < 2.0**-125) & (x != 0)
+    r = np.where(tiny, np.nextafter(0.5 * x, np.inf), r)
     return _out(r)
 
 

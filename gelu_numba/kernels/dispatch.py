@@ -1,0 +1,77 @@
+"""One name per function, one algorithm per precision.
+
+:func:`by_precision` joins a float64 kernel (double-double,
+:mod:`gelu_numba.kernels.normal`) and a float32 kernel (plain float64
+arithmetic, :mod:`gelu_numba.kernels.normal32`) into one scalar function.
+Numba picks the body at compile time from the argument types (all float32:
+the float32 kernel; anything else: the float64 one) and inlines it, so the
+ufunc loop compiled for each signature sees a single straight-line body.
+Called from Python (the CUDA simulator, tests), the float64 kernel runs.
+"""
+
+import hashlib
+from pathlib import Path
+
+from numba.core import types
+from numba.extending import overload
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _source_stamp():
+    """A hash of every kernel and table source file.
+
+    Numba's on-disk cache is invalidated only by the modification time of
+    the file that defines the cached function (here, this one), not by the
+    files of the functions and tables it calls.  Each compiled body below
+    holds this stamp as a closure variable, and closure variables are part
+    of Numba's cache key, so editing any kernel or table recompiles.
+    """
+    h = hashlib.sha256()
+    for folder in ("kernels", "tables"):
+        for path in sorted((_PACKAGE / folder).glob("*.py")):
+            h.update(path.read_bytes())
+    return int.from_bytes(h.digest()[:7], "little")
+
+
+_STAMP = _source_stamp()
+
+
+def _all_float32(args):
+    return all(isinstance(a, types.Float) and a.bitwidth == 32 for a in args)
+
+
+def by_precision(k64, k32, nin):
+    """A scalar function of ``nin`` arguments running ``k32`` on float32
+    arguments and ``k64`` otherwise (compile-time choice)."""
+    stamp = _STAMP
+    # ``choose`` is an overloaded name (its Python body serves pure-Python
+    # calls); ``body`` is what gets compiled, and it calls ``choose``.
+    if nin == 1:
+        def choose(x):
+            return k64(x)
+
+        @overload(choose, inline="always")
+        def _choose(x):
+            return k32 if _all_float32((x,)) else k64
+
+        def body(x):
+            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
+            return choose(x)
+    elif nin == 2:
+        # the overload's argument names must be the kernels' own
+        def choose(dy, x):
+            return k64(dy, x)
+
+        @overload(choose, inline="always")
+        def _choose(dy, x):
+            return k32 if _all_float32((dy, x)) else k64
+
+        def body(dy, x):
+            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
+            return choose(dy, x)
+    else:
+        raise ValueError(f"nin must be 1 or 2, got {nin}")
+    body.__name__ = body.__qualname__ = k64.__name__
+    body.__doc__ = k64.__doc__
+    return body

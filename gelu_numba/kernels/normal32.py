@@ -1,0 +1,169 @@
+"""Scalar kernels for float32 results, evaluated in float64 arithmetic.
+
+Method
+------
+The same reduction as :mod:`gelu_numba.kernels.normal` (``a = |x|``,
+``E(a) = exp(-a**2/2)``, ``R(a) = erfcx(a/sqrt 2)/2``, ``H(a) = (R(a) -
+a phi0)/(a - z0)``, ``Q = E R``), but a float32 result only needs a relative
+error well below 2**-25 before its final rounding, so plain float64
+arithmetic replaces double-double and each tabulated function is a single
+rational function on ``0 <= a <= A32 = 20`` instead of 40 table rows
+(``gelu_numba/tables/normal_cdf32.py``):
+
+* ``a**2/2`` is exact in float64 (a float32 has 24 significant bits), so the
+  argument of ``exp`` carries no rounding error;
+* ``exp(s)``: ``s = k ln 2 + r`` with ``k`` from the rounding shifter and
+  ``ln 2`` in two doubles, a degree-9 polynomial for ``exp(r)``, and ``2**k``
+  added to the exponent bits (:func:`scale_shifted`);
+* ``R`` and ``H``: ``P(a)/Q(a)`` of degrees (6, 7) with positive ``Q``.
+
+Every branch is a select and there is no table lookup, libm call or loop
+with a data-dependent trip count, so the unit-stride ufunc loop vectorises:
+``NUMBA_DUMP_ASSEMBLY=1`` shows packed ``vfmadd...pd`` on ``zmm`` registers
+and one ``vdivpd`` per eight elements in the ``ufunc_wrapper`` loop.
+
+Error bound
+-----------
+Certified errors of the stored approximations: R 2**-38.5, H 2**-38.7,
+exp 2**-46 (table header); the float64 evaluation adds below 2**-49.  The
+value before the final rounding is therefore ``exact * (1 + d)`` with
+``|d| < 2**-38``, which after rounding to float32 is at most
+``0.5 + 2**-13`` ulp (subnormal float32 results included: the absolute error
+is far below their spacing).  ``GELU'`` keeps its zero as the factor
+``a - z0`` with z0 in double-double, so the bound holds next to x0 too.
+The exhaustive float32 sweep (README) measures the actual maximum.
+
+Each function takes and returns float64 values; the ufunc loop converts from
+and to float32.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from gelu_numba.kernels.primitives import (
+    SHIFTER, fma, nan_to_zero, scale_shifted, step_bits,
+)
+from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
+from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
+
+# ln 2 as a double and the double nearest the rest: |k| <= 289 here, so
+# k*(LN2_HI + LN2_LO) is ln 2 to within 289 * 2**-107
+LN2_HI = 0.6931471805599453
+LN2_LO = 2.3190468138462996e-17
+_INF = math.inf
+_NAN = math.nan
+# below this |x| (the lowest normal binade and the subnormals of float32),
+# x/2 can be a float32 midpoint
+_TINY32 = 2.0**-125
+
+
+@njit(inline="always")
+def horner(t, coeffs):
+    """``sum coeffs[j] t**j`` (a tuple of float64, ascending powers)."""
+    acc = coeffs[-1]
+    for j in range(len(coeffs) - 2, -1, -1):
+        acc = fma(acc, t, coeffs[j])
+    return acc
+
+
+@njit(inline="always")
+def clamped_abs(x):
+    """``min(|x|, A32)`` after NaN was replaced (the result is 0 beyond)."""
+    a = abs(x)
+    return a if a < A32 else A32
+
+
+@njit(inline="always")
+def exp_neg_half_sq(a):
+    """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32``; rel. error < 2**-45."""
+    s = -0.5 * (a * a)
+    kb = s * INV_LN2 + SHIFTER
+    kf = kb - SHIFTER
+    r = fma(kf, -LN2_HI, s)
+    r = fma(kf, -LN2_LO, r)
+    return scale_shifted(horner(r, EXP32), kb)
+
+
+@njit(inline="always")
+def upper_tail(a):
+    """``Q(a) = Phi(-a)``."""
+    return exp_neg_half_sq(a) * (horner(a, R32_P) / horner(a, R32_Q))
+
+
+@njit(inline="always")
+def grad_tail(a):
+    """``G(a) = GELU'(-a) = E(a) (a - z0) H(a)``, its zero an exact factor."""
+    d = (a - Z0_HI) - Z0_LO
+    return exp_neg_half_sq(a) * (d * (horner(a, H32_P) / horner(a, H32_Q)))
+
+
+@njit(inline="always")
+def grad(xs):
+    """GELU'(xs) for a non-NaN xs."""
+    g = grad_tail(clamped_abs(xs))
+    return g if xs < 0.0 else 1.0 - g
+
+
+def ndtr(x):
+    """Standard normal CDF Phi(x)."""
+    xd = np.float64(x)
+    xs = nan_to_zero(xd)
+    q = upper_tail(clamped_abs(xs))
+    r = q if xs < 0.0 else 1.0 - q
+    return r if xd == xd else xd
+
+
+def norm_pdf(x):
+    """Standard normal density phi(x)."""
+    xd = np.float64(x)
+    r = PHI0_HI * exp_neg_half_sq(clamped_abs(nan_to_zero(xd)))
+    return r if xd == xd else xd
+
+
+def gelu(x):
+    """GELU(x) = x Phi(x)."""
+    xd = np.float64(x)
+    xs = nan_to_zero(xd)
+    q = upper_tail(clamped_abs(xs))
+    phi = q if xs < 0.0 else 1.0 - q
+    # below -A32 the float32 result is -0.0; clamping keeps -inf * Q finite
+    xc = xs if xs > -A32 else -A32
+    r = xc * phi
+    # |x| < 2**-125: GELU(x) = x/2 + phi0 x**2 (1 + O(x)), and x/2 may be a
+    # float32 midpoint that float64 cannot tell from the exact value (the
+    # term phi0 x**2 is 2**-125 times smaller).  Moving x/2 one float64 ulp
+    # up (the exact value is above it) makes the final rounding correct.
+    tiny = abs(xs) < _TINY32 and xs != 0.0
+    r = r if not tiny else step_bits(0.5 * xs, 1 if xs > 0.0 else -1)
+    return r if xd == xd else xd
+
+
+def gelu_grad(x):
+    """GELU'(x) = Phi(x) + x phi(x)."""
+    xd = np.float64(x)
+    r = grad(nan_to_zero(xd))
+    return r if xd == xd else xd
+
+
+def gelu_backward(dy, x):
+    """Fused backward pass: dy * GELU'(x), rounded once to float32."""
+    dyd = np.float64(dy)
+    xd = np.float64(x)
+    r = dyd * grad(nan_to_zero(xd))
+    # GELU'(-inf) is exactly -0: dy * -0.0, and inf * 0 = NaN (as in
+    # float64).  No multiplication here: LLVM may evaluate both arms of the
+    # select, and inf * 0 would raise the invalid flag.
+    dy_finite = dyd == dyd and abs(dyd) != _INF
+    r = r if xd != -_INF else (math.copysign(0.0, -dyd) if dy_finite else _NAN)
+    return r if xd == xd else xd
+
+
+def gelu_grad2(x):
+    """GELU''(x) = phi(x) (2 - x**2)."""
+    xd = np.float64(x)
+    a = clamped_abs(nan_to_zero(xd))
+    # a*a is exact, so 2 - a*a is rounded once, even next to a = sqrt 2
+    r = (PHI0_HI * exp_neg_half_sq(a)) * (2.0 - a * a)
+    return r if xd == xd else xd
