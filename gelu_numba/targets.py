@@ -5,12 +5,14 @@ A kernel is a plain Python function of float scalars (``gelu_numba.kernels``).
 float64 loops.  The result is a :class:`GeluUFunc`, a ``numba.DUFunc`` whose
 ``.ufunc`` is a real ``numpy.ufunc`` and which can be called from ``@njit``
 code; the only thing it adds is a clear ``TypeError`` for input types that
-no loop accepts.  Other targets (parallel, CUDA) add factories here.
+no loop accepts.  :func:`parallel_ufunc` builds the multithreaded
+equivalent (``target='parallel'``); the CUDA target adds its factory here.
 """
 
 import numpy as np
 from numba.np.ufunc import ufuncbuilder
 from numba.np.ufunc.dufunc import DUFunc
+from numba.np.ufunc.parallel import ParallelUFuncBuilder
 
 # Importing the primitives registers the CPU overloads of fma/pow2.
 import gelu_numba.kernels.primitives  # noqa: F401
@@ -42,6 +44,29 @@ def _check_input(name, value):
             f"accepted: {_ACCEPTED_TEXT}")
 
 
+def _checked_call(uf, call, args, kwargs):
+    """``call(*args, **kwargs)`` after the dtype check, with ``where=``
+    applied here."""
+    for value in args[:uf.nin]:
+        _check_input(uf.__name__, value)
+    where = kwargs.pop("where", True)
+    if where is True:
+        return call(*args, **kwargs)
+    # Numba-built ufunc loops fail NumPy's masked iteration ("ARRAYMASK
+    # ... no WRITEMASKED operands", numba 0.68 / NumPy 2.4), so where= is
+    # applied here: evaluate, then copy the selected elements.
+    out = kwargs.pop("out", None)
+    if len(args) > uf.nin:
+        out, args = args[uf.nin], args[:uf.nin]
+    if isinstance(out, tuple):
+        (out,) = out
+    result = call(*args, **kwargs)
+    if out is None:
+        out = np.empty_like(result)
+    np.copyto(out, result, where=where, casting="same_kind")
+    return out
+
+
 class GeluUFunc(DUFunc):
     """A Numba DUFunc with the float32/float64 loops of one kernel.
 
@@ -52,43 +77,31 @@ class GeluUFunc(DUFunc):
     """
 
     def __call__(self, *args, **kwargs):
-        for value in args[:self.nin]:
-            _check_input(self.__name__, value)
-        where = kwargs.pop("where", True)
-        if where is True:
-            return super().__call__(*args, **kwargs)
-        # Numba-built ufunc loops fail NumPy's masked iteration ("ARRAYMASK
-        # ... no WRITEMASKED operands", numba 0.68 / NumPy 2.4), so where=
-        # is applied here: evaluate, then copy the selected elements.
-        out = kwargs.pop("out", None)
-        if len(args) > self.nin:
-            out, args = args[self.nin], args[:self.nin]
-        if isinstance(out, tuple):
-            (out,) = out
-        result = super().__call__(*args, **kwargs)
-        if out is None:
-            out = np.empty_like(result)
-        np.copyto(out, result, where=where, casting="same_kind")
-        return out
+        return _checked_call(self, super().__call__, args, kwargs)
 
 
-def _build_loop(uf, sig):
-    """Compile one loop of ``uf`` with the kernel inlined into the loop.
+def _inline_into_loop(cres):
+    """Mark the compiled kernel ``alwaysinline`` where the loop links it.
 
     Numba declares the kernel ``alwaysinline`` only in the wrapper module;
     the definition it links in (also when loaded from the cache) carries no
     such attribute, so LLVM's cost model keeps any kernel larger than a few
     dozen instructions as a call inside the element loop, and a call blocks
-    the loop vectorizer.  The attribute is set here on the definition that
-    gets linked, which makes the unit-stride loop vectorize (checked with
+    the loop vectorizer.  Setting the attribute on the definition that gets
+    linked makes the unit-stride loop vectorise (checked with
     ``NUMBA_DUMP_ASSEMBLY=1``: packed ``zmm`` FMAs, no call in the loop).
-    Mirrors ``DUFunc._compile_for_argtys`` (numba 0.68).
     """
-    cres, argtys, return_type = ufuncbuilder._compile_element_wise_function(
-        uf._dispatcher, uf.targetoptions, sig)
     module = cres.library._get_module_for_linking()
     module.get_function(cres.fndesc.llvm_func_name).add_function_attribute(
         "alwaysinline")
+
+
+def _build_loop(uf, sig):
+    """Compile one loop of ``uf`` with the kernel inlined into it (mirrors
+    ``DUFunc._compile_for_argtys`` of numba 0.68)."""
+    cres, argtys, return_type = ufuncbuilder._compile_element_wise_function(
+        uf._dispatcher, uf.targetoptions, sig)
+    _inline_into_loop(cres)
     actual_sig = ufuncbuilder._finalize_ufunc_signature(cres, argtys, return_type)
     dtypenums, ptr, env = ufuncbuilder._build_element_wise_ufunc_wrapper(
         cres, actual_sig)
@@ -105,3 +118,38 @@ def cpu_ufunc(kernel, nin, doc, cache=True):
     uf.disable_compile()
     uf.__doc__ = doc
     return uf
+
+
+class ParallelGeluUFunc:
+    """A multithreaded NumPy ufunc (Numba ``target='parallel'``) with the
+    dtype check and ``where=`` handling of :class:`GeluUFunc`.
+
+    Each thread runs the same vectorised loop as the single-threaded ufunc
+    on its share of the elements, so results are bit-identical.  ``.ufunc``
+    is the underlying ``numpy.ufunc``; other attributes are forwarded to it.
+    Not callable from ``@njit`` code (use the single-threaded ufunc there,
+    inside your own ``prange``).
+    """
+
+    def __init__(self, ufunc, doc):
+        self.ufunc = ufunc
+        self.__name__ = ufunc.__name__
+        self.__doc__ = doc
+
+    def __call__(self, *args, **kwargs):
+        return _checked_call(self, self.ufunc, args, kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.ufunc, name)
+
+    def __repr__(self):
+        return f"<gelu_numba.parallel.{self.__name__}>"
+
+
+def parallel_ufunc(kernel, nin, doc, cache=True):
+    """Compile ``kernel`` into a multithreaded :class:`ParallelGeluUFunc`."""
+    builder = ParallelUFuncBuilder(kernel, cache=cache,
+                                   targetoptions={"nopython": True})
+    for sig in signatures(nin):
+        _inline_into_loop(builder.add(sig))
+    return ParallelGeluUFunc(builder.build_ufunc(), doc)
