@@ -9,7 +9,12 @@ no loop accepts.  :func:`parallel_ufunc` builds the multithreaded
 equivalent (``target='parallel'``); the CUDA target adds its factory here.
 """
 
+import threading
+
 import numpy as np
+from numba.core import errors
+from numba.core import types as numba_types
+from numba.np import numpy_support
 from numba.np.ufunc import ufuncbuilder
 from numba.np.ufunc.dufunc import DUFunc
 from numba.np.ufunc.parallel import ParallelUFuncBuilder
@@ -44,10 +49,10 @@ def _check_input(name, value):
             f"accepted: {_ACCEPTED_TEXT}")
 
 
-def _checked_call(uf, call, args, kwargs):
+def _checked_call(uf, nin, call, args, kwargs):
     """``call(*args, **kwargs)`` after the dtype check, with ``where=``
     applied here."""
-    for value in args[:uf.nin]:
+    for value in args[:nin]:
         _check_input(uf.__name__, value)
     where = kwargs.pop("where", True)
     if where is True:
@@ -56,8 +61,8 @@ def _checked_call(uf, call, args, kwargs):
     # ... no WRITEMASKED operands", numba 0.68 / NumPy 2.4), so where= is
     # applied here: evaluate, then copy the selected elements.
     out = kwargs.pop("out", None)
-    if len(args) > uf.nin:
-        out, args = args[uf.nin], args[:uf.nin]
+    if len(args) > nin:
+        out, args = args[nin], args[:nin]
     if isinstance(out, tuple):
         (out,) = out
     result = call(*args, **kwargs)
@@ -74,10 +79,123 @@ class GeluUFunc(DUFunc):
     ``.reduce`` and friends for binary ones); ``.ufunc`` is the underlying
     ``numpy.ufunc``.  Unsupported dtypes raise ``TypeError`` naming the
     accepted ones.
+
+    Each loop is built on first use (the kernel comes from Numba's cache,
+    but linking it into the vectorised loop is an LLVM compilation of about
+    0.1 s per loop, which ``import gelu_numba`` should not pay twelve times).
+    A float32 call builds the float32 loop only; anything else builds both
+    (in that order, which NumPy's loop selection needs); so do ``.ufunc``,
+    ``.types``, the ufunc methods and ``@njit`` typing.
     """
 
+    def _init_lazy(self, nin):
+        self._nin_ = nin
+        self._pending = {"f": signatures(nin)[0], "d": signatures(nin)[1]}
+
+    def _ensure(self, chars):
+        # (DUFunc.__init__ reads .ufunc before _init_lazy has run)
+        if not getattr(self, "_pending", None):
+            return
+        # NumPy takes the first registered loop that the inputs cast to
+        # safely, so the float32 loop must be registered before float64's
+        chars = "fd" if "d" in chars else "f"
+        with _BUILD_LOCK:
+            for c in chars:
+                sig = self._pending.pop(c, None)
+                if sig is not None:
+                    _build_loop(self, sig)
+
+    def _ensure_all(self):
+        self._ensure("fd")
+
+    def _loop_char(self, args):
+        try:
+            rt = np.result_type(*args[:self._nin_])
+        except TypeError:
+            return "fd"
+        return "f" if np.can_cast(rt, np.float32, "safe") else "d"
+
+    @property
+    def ufunc(self):
+        self._ensure_all()
+        return _DUFUNC_UFUNC.__get__(self)
+
+    @property
+    def types(self):
+        return self.ufunc.types
+
+    @property
+    def ntypes(self):
+        return self.ufunc.ntypes
+
+    @property
+    def nin(self):
+        return _DUFUNC_UFUNC.__get__(self).nin
+
     def __call__(self, *args, **kwargs):
-        return _checked_call(self, super().__call__, args, kwargs)
+        for value in args[:self._nin_]:
+            _check_input(self.__name__, value)
+        self._ensure(self._loop_char(args))
+        return _checked_call(self, self._nin_, super().__call__, args, kwargs)
+
+    # Numba's own compilation paths (a call or @njit typing with argument
+    # types that have no loop yet) are redirected to the float32/float64
+    # loop that NumPy's casting rules select, so no other loop (int64, say)
+    # is ever compiled.
+    def _char_of_types(self, ewise_types):
+        try:
+            dts = [numpy_support.as_dtype(t) for t in ewise_types[:self._nin_]]
+        except errors.NumbaNotImplementedError:
+            return None
+        if all(np.can_cast(d, np.float32, "safe") for d in dts):
+            return "f"
+        if all(np.can_cast(d, np.float64, "safe") for d in dts):
+            return "d"
+        return None
+
+    def find_ewise_function(self, ewise_types):
+        c = self._char_of_types(ewise_types)
+        if c is None:
+            return None, None
+        self._ensure(c)
+        want = (numba_types.float32 if c == "f" else numba_types.float64,) * self._nin_
+        for sig, cres in self._dispatcher.overloads.items():
+            if sig.args == want:
+                return sig, cres
+        return None, None
+
+    def _compile_for_argtys(self, argtys, return_type=None):
+        sig, cres = self.find_ewise_function(tuple(argtys))
+        if cres is None:
+            raise TypeError(f"{self.__name__}() does not support argument types "
+                            f"{argtys}; accepted: {_ACCEPTED_TEXT}")
+        return cres
+
+    def reduce(self, *args, **kwargs):
+        self._ensure_all()
+        return super().reduce(*args, **kwargs)
+
+    def accumulate(self, *args, **kwargs):
+        self._ensure_all()
+        return super().accumulate(*args, **kwargs)
+
+    def reduceat(self, *args, **kwargs):
+        self._ensure_all()
+        return super().reduceat(*args, **kwargs)
+
+    def outer(self, *args, **kwargs):
+        self._ensure_all()
+        return super().outer(*args, **kwargs)
+
+    def at(self, *args, **kwargs):
+        self._ensure_all()
+        return super().at(*args, **kwargs)
+
+
+_BUILD_LOCK = threading.RLock()
+# the C-level slot holding the numpy.ufunc, shadowed by GeluUFunc.ufunc
+_DUFUNC_UFUNC = next(c.__dict__["ufunc"] for c in DUFunc.__mro__
+                     if "ufunc" in c.__dict__)
 
 
 def _inline_into_loop(cres):
@@ -113,9 +231,7 @@ def _build_loop(uf, sig):
 def cpu_ufunc(kernel, nin, doc, cache=True):
     """Compile ``kernel`` into a single-threaded CPU :class:`GeluUFunc`."""
     uf = GeluUFunc(kernel, cache=cache)
-    for sig in signatures(nin):
-        _build_loop(uf, sig)
-    uf.disable_compile()
+    uf._init_lazy(nin)
     uf.__doc__ = doc
     return uf
 
@@ -137,7 +253,7 @@ class ParallelGeluUFunc:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        return _checked_call(self, self.ufunc, args, kwargs)
+        return _checked_call(self, self.ufunc.nin, self.ufunc, args, kwargs)
 
     def __getattr__(self, name):
         return getattr(self.ufunc, name)

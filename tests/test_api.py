@@ -112,3 +112,23 @@ def test_callable_from_njit():
     assert scalar(0.3) == g.gelu_grad(0.3) + g.gelu_grad2(0.3) + g.norm_pdf(0.3)
     x32 = x.astype(np.float32)
     assert user(x32, np.float32(0.5)).dtype == np.float32
+
+
+def test_lazy_loops_in_a_fresh_process():
+    # loops are built on first use; whatever the first call, float32 inputs
+    # must then still select the float32 loop, and integers the float64 one
+    import subprocess
+    import sys
+    code = """
+import numpy as np, gelu_numba as g
+assert g.gelu(np.ones(3)).dtype == np.float64
+assert g.gelu(np.ones(3, np.float32)).dtype == np.float32
+assert g.gelu(np.ones(3, np.int16)).dtype == np.float32
+assert g.gelu(np.ones(3, np.int64)).dtype == np.float64
+assert g.ndtr(np.float32(1.0)).dtype == np.float32
+assert g.gelu_grad.types == ['f->f', 'd->d']
+print('ok')
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]

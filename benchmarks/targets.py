@@ -1,0 +1,120 @@
+"""The speed targets of issue 3, measured side by side in one process.
+
+Usage::
+
+    python -m benchmarks.targets [--n 16777216] [--rounds 15]
+
+Every ratio compares implementations timed in interleaved rounds on the same
+arrays (standard normal, ``n`` elements, output allocated by each call), so
+that the machine's drift hits all of them alike; each time is the median of
+the rounds (minimum in brackets).  Prints a markdown report.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from benchmarks import peers
+from benchmarks.peers import FUNCTIONS, implementations, inputs
+
+
+def _race(funcs, rounds):
+    """Interleaved timings: ``{label: (median, min)}`` seconds per call."""
+    times = {k: [] for k in funcs}
+    for f in funcs.values():
+        f()
+    for _ in range(rounds):
+        for k, f in funcs.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append(time.perf_counter() - t0)
+    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
+
+
+def _ratio(t, a, b):
+    """How many times faster a is than b (median; minimum)."""
+    return f"{t[b][0] / t[a][0]:.2f}x ({t[b][1] / t[a][1]:.2f}x)"
+
+
+def _import_time(reps=5):
+    code = ("import time; t=time.perf_counter(); import numpy as np; "
+            "import gelu_numba as g; g.gelu(np.ones(8, np.float32)); "
+            "print(time.perf_counter()-t)")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    vals = []
+    for _ in range(reps):
+        out = subprocess.run([sys.executable, "-c", code], check=True,
+                             capture_output=True, text=True).stdout
+        vals.append(float(out))
+    return statistics.median(vals), min(vals)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.targets",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1 << 24)
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args(argv)
+    n, rounds = args.n, args.rounds
+    print(f"Machine: {peers.machine()}; n = {n}, {rounds} interleaved rounds.\n")
+    print("| target | measured: median (minimum) | goal |")
+    print("|---|---|---|")
+    rows = []
+    for dtype in ("float32", "float64"):
+        impl = implementations("gelu")
+        arrays = inputs("gelu", np.dtype(dtype), n)
+        labels = [k for k in ("gelu_numba", "gelu_numba.parallel", "torch", "jax",
+                              "np.copy (roofline)") if k in impl]
+        t = _race({k: impl[k](*arrays) for k in labels}, rounds)
+        goal = ">= 3x" if dtype == "float32" else ">= 4x"
+        if "torch" in t:
+            rows.append((f"{dtype} gelu vs PyTorch, 1 thread", _ratio(t, "gelu_numba", "torch"), goal))
+        if "jax" in t:
+            rows.append((f"{dtype} gelu vs JAX, 1 thread", _ratio(t, "gelu_numba", "jax"),
+                         ">= 2x" if dtype == "float32" else ""))
+        rows.append((f"{dtype} gelu, parallel (2 threads) vs 1 thread",
+                     _ratio(t, "gelu_numba.parallel", "gelu_numba"), ">= 1.7x"))
+    impl = implementations("gelu_backward")
+    arrays = inputs("gelu_backward", np.dtype("float32"), n)
+    labels = [k for k in ("gelu_numba", "torch") if k in impl]
+    t = _race({k: impl[k](*arrays) for k in labels}, rounds)
+    if "torch" in t:
+        rows.append(("float32 gelu_backward vs aten.gelu_backward, 1 thread",
+                     _ratio(t, "gelu_numba", "torch"), ">= 3x"))
+    small = inputs("gelu", np.dtype("float32"), 1000)
+    impl = implementations("gelu")
+    t = _race({k: impl[k](*small) for k in ("gelu_numba", "np.add (overhead)")},
+              rounds * 200)
+    rows.append(("n = 1000 float32: gelu time / np.add time",
+                 f"{t['gelu_numba'][0] / t['np.add (overhead)'][0]:.2f} "
+                 f"({t['gelu_numba'][1] / t['np.add (overhead)'][1]:.2f}); "
+                 f"{t['gelu_numba'][0] * 1e6:.1f} us per call", "<= 2"))
+    med, mn = _import_time()
+    rows.append(("warm `import gelu_numba` + first call", f"{med:.2f} s ({mn:.2f} s)", "<= 1 s"))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+    print("\nThroughput as a fraction of `np.copy` (the memory roofline, "
+          "output allocated), one thread:\n")
+    print("| function | float32 G/s | of copy | float64 G/s | of copy |")
+    print("|---|---:|---:|---:|---:|")
+    for name in FUNCTIONS:
+        cells = []
+        for dtype in ("float32", "float64"):
+            impl = implementations(name)
+            arrays = inputs(name, np.dtype(dtype), n)
+            t = _race({k: impl[k](*arrays) for k in ("gelu_numba", "np.copy (roofline)")},
+                      max(3, rounds // 3))
+            gps = n / t["gelu_numba"][0] / 1e9
+            frac = t["np.copy (roofline)"][0] / t["gelu_numba"][0]
+            cells += [f"{gps:.3f}", f"{100 * frac:.0f} %"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
