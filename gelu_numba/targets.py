@@ -49,11 +49,8 @@ def _check_input(name, value):
             f"accepted: {_ACCEPTED_TEXT}")
 
 
-def _checked_call(uf, nin, call, args, kwargs):
-    """``call(*args, **kwargs)`` after the dtype check, with ``where=``
-    applied here."""
-    for value in args[:nin]:
-        _check_input(uf.__name__, value)
+def _call_where(nin, call, args, kwargs):
+    """``call(*args, **kwargs)``, with ``where=`` applied here."""
     where = kwargs.pop("where", True)
     if where is True:
         return call(*args, **kwargs)
@@ -135,8 +132,9 @@ class GeluUFunc(DUFunc):
     def __call__(self, *args, **kwargs):
         for value in args[:self._nin_]:
             _check_input(self.__name__, value)
-        self._ensure(self._loop_char(args))
-        return _checked_call(self, self._nin_, super().__call__, args, kwargs)
+        if self._pending:
+            self._ensure(self._loop_char(args))
+        return _call_where(self._nin_, super().__call__, args, kwargs)
 
     # Numba's own compilation paths (a call or @njit typing with argument
     # types that have no loop yet) are redirected to the float32/float64
@@ -253,7 +251,10 @@ class ParallelGeluUFunc:
         self.__doc__ = doc
 
     def __call__(self, *args, **kwargs):
-        return _checked_call(self, self.ufunc.nin, self.ufunc, args, kwargs)
+        nin = self.ufunc.nin
+        for value in args[:nin]:
+            _check_input(self.__name__, value)
+        return _call_where(nin, self.ufunc, args, kwargs)
 
     def __getattr__(self, name):
         return getattr(self.ufunc, name)
