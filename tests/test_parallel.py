@@ -52,3 +52,17 @@ def test_interface():
     assert gp.gelu(np.arange(5)).dtype == np.float64
     with pytest.raises(TypeError, match="float32 or float64"):
         gp.gelu(np.ones(3, dtype=np.complex128))
+
+
+def test_selects_workqueue_layer():
+    # Numba's omp/tbb layers call a parallel ufunc's loop once per element
+    # (no SIMD); importing gelu_numba.parallel picks workqueue when it can
+    import subprocess
+    import sys
+    code = ("import os; os.environ.pop('NUMBA_THREADING_LAYER', None)\n"
+            "import numpy as np, numba, gelu_numba.parallel as gp\n"
+            "gp.gelu(np.ones(1000))\n"
+            "print(numba.threading_layer())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.strip() == "workqueue", out.stderr[-2000:]
