@@ -15,7 +15,8 @@ import numpy as np
 from numba.core import errors
 from numba.core import types as numba_types
 from numba.np import numpy_support
-from numba.np.ufunc import ufuncbuilder
+from numba.core.compiler_lock import global_compiler_lock
+from numba.np.ufunc import ufuncbuilder, wrappers
 from numba.np.ufunc.dufunc import DUFunc
 from numba.np.ufunc.parallel import ParallelUFuncBuilder
 
@@ -89,6 +90,7 @@ class GeluUFunc(DUFunc):
         self._nin_ = nin
         self._raw = _DUFUNC_UFUNC.__get__(self)  # loops are added to it later
         self._built = ""
+        self._loop_libraries = {}
         self._pending = {"f": signatures(nin)[0], "d": signatures(nin)[1]}
 
     def _ensure(self, chars):
@@ -240,11 +242,27 @@ def _build_loop(uf, sig):
         uf._dispatcher, uf.targetoptions, sig)
     _inline_into_loop(cres)
     actual_sig = ufuncbuilder._finalize_ufunc_signature(cres, argtys, return_type)
-    dtypenums, ptr, env = ufuncbuilder._build_element_wise_ufunc_wrapper(
-        cres, actual_sig)
+    # = ufuncbuilder._build_element_wise_ufunc_wrapper, keeping the library
+    # (its assembly is what loop_assembly() shows)
+    with global_compiler_lock:
+        info = wrappers.build_ufunc_wrapper(
+            cres.library, cres.target_context, cres.fndesc.llvm_func_name,
+            actual_sig, cres.objectmode, cres)
+        ptr = info.library.get_pointer_to_function(info.name)
+    dtypenums = [np.dtype(str(a)).num for a in actual_sig.args]
+    dtypenums.append(np.dtype(str(actual_sig.return_type)).num)
     uf._add_loop(int(ptr), dtypenums)
-    uf._keepalive.append((ptr, cres.library, env))
+    uf._loop_libraries[str(actual_sig.return_type)] = info.library
+    uf._keepalive.append((ptr, cres.library, cres.environment))
     uf._lower_me.libs.append(cres.library)
+
+
+def loop_assembly(uf, dtype):
+    """The machine code of ``uf``'s ``dtype`` loop (``"float32"`` or
+    ``"float64"``), to check that it is vectorised (look for packed
+    ``vfmadd...pd`` on ``ymm``/``zmm`` registers and no ``call``)."""
+    uf._ensure("f" if str(dtype) == "float32" else "fd")
+    return uf._loop_libraries[str(dtype)].get_asm_str()
 
 
 def cpu_ufunc(kernel, nin, doc, cache=True):

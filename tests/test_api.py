@@ -132,3 +132,20 @@ print('ok')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ALL)
+def test_loop_is_vectorised(name, dtype):
+    # the kernel must be inlined into the ufunc loop and the loop vectorised:
+    # packed FMAs on ymm/zmm registers (this project's machines have
+    # AVX2/AVX-512; Numba compiles for the host CPU)
+    import platform
+    import re
+
+    from gelu_numba.targets import loop_assembly
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the check reads x86-64 assembly")
+    asm = loop_assembly(getattr(g, name), dtype)
+    packed = re.findall(r"vfmadd\d+pd\s+[^\n]*%[yz]mm", asm)
+    assert len(packed) >= 8, f"{name} {dtype}: {len(packed)} packed FMAs"
