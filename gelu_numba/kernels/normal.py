@@ -34,9 +34,11 @@ three Horner steps in double-double, adds less than about 2**-58; the
 double-double products add 2**-100.  Each float64 result is therefore
 ``(1 + d) * exact`` with ``|d| < 2**-57`` before its single final rounding:
 at most 0.5 + 2**-4 ulp, below 1 ulp everywhere (subnormal results: one more
-half-ulp rounding at most of the 2**-57 part).  The float32 kernels evaluate
-the same float64 algorithm and round once more, which gives at most
-0.5 + 2**-28 float32 ulp.  The measured figures are in the README.
+half-ulp rounding at most of the 2**-57 part).  These kernels serve the
+float64 loops; float32 loops use the cheaper
+:mod:`gelu_numba.kernels.normal32` (see :mod:`gelu_numba.kernels.dispatch`),
+and calling these on float32 values gives at most 0.5 + 2**-28 float32 ulp.
+The measured figures are in the README.
 
 Each kernel is a plain Python function of scalars, compiled by
 ``gelu_numba.targets`` into ufuncs (and device functions) for every target.
