@@ -79,8 +79,9 @@ class GeluUFunc(DUFunc):
     accepted ones.
 
     Each loop is built on first use (the kernel comes from Numba's cache,
-    but linking it into the vectorised loop is an LLVM compilation of about
-    0.1 s per loop, which ``import gelu_numba`` should not pay twelve times).
+    but linking it into the vectorised loop is an LLVM compilation: with the
+    cache load, about 0.15 s per loop, which ``import gelu_numba`` should not
+    pay twelve times).
     A float32 call builds the float32 loop only; anything else builds both
     (in that order, which NumPy's loop selection needs); so do ``.ufunc``,
     ``.types``, the ufunc methods and ``@njit`` typing.
