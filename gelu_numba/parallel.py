@@ -3,7 +3,7 @@
 Same functions, signatures, documentation and results (bit for bit) as the
 single-threaded ones; the elements are split among Numba's threads
 (``numba.set_num_threads`` / ``NUMBA_NUM_THREADS``).  Worth it from about
-10**5 elements; below that the thread start-up dominates (see the README's
+10**6 elements; below that the thread launch (50-100 us) dominates (see the README's
 benchmark table).  Importing this module compiles or loads its own loops.
 
 Threading layer: Numba's ``omp`` (and ``tbb``) back-ends run a parallel
