@@ -20,6 +20,14 @@ RationalFit.__doc__ = """Coefficients (doubles, ascending powers) of P and Q,
 and the certified relative error of P/Q as stored."""
 
 
+def horner(coeffs, x):
+    """``sum coeffs[j] x**j`` (ascending powers), in mpmath."""
+    acc = mp.mpf(0)
+    for c in reversed(coeffs):
+        acc = acc * x + c
+    return acc
+
+
 def chebyshev_nodes(lo, hi, n):
     """The ``n`` Chebyshev points of the first kind on ``[lo, hi]``."""
     return [(lo + hi) / 2 + (hi - lo) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / n)
@@ -48,8 +56,8 @@ def lawson(f, lo, hi, m, n, nodes=400, iters=30, p0=None):
         sol = mp.qr_solve(mp.matrix(rows), mp.matrix(rhs))[0]
         p = ([] if p0 is None else [mp.mpf(p0)]) + [sol[j] for j in range(m + 1 - j0)]
         q = [mp.mpf(1)] + [sol[m - j0 + j] for j in range(1, n + 1)]
-        qv = [mp.polyval(q[::-1], x) for x in xs]
-        err = [(mp.polyval(p[::-1], x) / qx - fx) / fx
+        qv = [horner(q, x) for x in xs]
+        err = [(horner(p, x) / qx - fx) / fx
                for x, fx, qx in zip(xs, fs, qv)]
         e = max(abs(v) for v in err)
         if best is None or e < best[0]:
@@ -65,15 +73,15 @@ def certify(f, p, q, lo, hi, npts=2000):
     """Max relative error of ``P/Q`` with the given double coefficients, on
     ``npts`` Chebyshev extrema of ``[lo, hi]`` (endpoints included) and as
     many equally spaced points, evaluated exactly in mpmath."""
-    pm = [mp.mpf(c) for c in p][::-1]
-    qm = [mp.mpf(c) for c in q][::-1]
+    pm = [mp.mpf(c) for c in p]
+    qm = [mp.mpf(c) for c in q]
     pts = [(lo + hi) / 2 + (hi - lo) / 2 * mp.cos(mp.pi * k / (npts - 1))
            for k in range(npts)]
     pts += [lo + (hi - lo) * k / npts for k in range(1, npts)]
     worst = mp.mpf(0)
     for x in pts:
         fx = f(x)
-        worst = max(worst, abs((mp.polyval(pm, x) / mp.polyval(qm, x) - fx) / fx))
+        worst = max(worst, abs((horner(pm, x) / horner(qm, x) - fx) / fx))
     return worst
 
 
