@@ -19,6 +19,7 @@ import scipy.special as sc  # noqa: E402
 
 import gelu_numba as g  # noqa: E402
 import gelu_numba.parallel as gp  # noqa: E402
+from analysis.sweep_float32 import machine_info  # noqa: E402
 
 try:
     import torch
@@ -149,19 +150,9 @@ def inputs(name, dtype, n, seed=0):
 
 def machine():
     """One line describing this machine and the library versions."""
-    import platform
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    parts = [f"{cpu}, {os.cpu_count()} cores", f"Python {platform.python_version()}",
-             f"numba {numba.__version__}", f"numpy {np.__version__}"]
+    info = machine_info()
+    parts = [f"{info['cpu']}, {info['cpu_count']} cores", f"Python {info['python']}",
+             f"numba {info['numba']}", f"numpy {info['numpy']}"]
     if torch is not None:
         parts.append(f"torch {torch.__version__} (1 thread)")
     if jax is not None:

@@ -50,6 +50,20 @@ def _check_input(name, value):
             f"accepted: {_ACCEPTED_TEXT}")
 
 
+def _check_inputs(name, args, nin):
+    for value in args[:nin]:
+        _check_input(name, value)
+
+
+def _loop_for(dtypes):
+    """The loop NumPy selects for these input dtypes: ``"f"`` if all cast
+    safely to float32, ``"d"`` if all cast to float64, else None."""
+    for c, t in (("f", np.float32), ("d", np.float64)):
+        if all(np.can_cast(d, t, "safe") for d in dtypes):
+            return c
+    return None
+
+
 def _call_where(nin, call, args, kwargs):
     """``call(*args, **kwargs)``, with ``where=`` applied here."""
     where = kwargs.pop("where", True)
@@ -113,10 +127,11 @@ class GeluUFunc(DUFunc):
 
     def _loop_char(self, args):
         try:
+            # Python scalars are weak here, as in NumPy's own loop selection
             rt = np.result_type(*args[:self._nin_])
         except TypeError:
             return "fd"
-        return "f" if np.can_cast(rt, np.float32, "safe") else "d"
+        return _loop_for([rt]) or "fd"
 
     @property
     def ufunc(self):
@@ -153,8 +168,7 @@ class GeluUFunc(DUFunc):
             else:
                 if need in self._built:
                     return self._raw(*args, **kwargs)
-        for value in args[:self._nin_]:
-            _check_input(self.__name__, value)
+        _check_inputs(self.__name__, args, self._nin_)
         if self._pending:
             self._ensure(self._loop_char(args))
         return _call_where(self._nin_, super().__call__, args, kwargs)
@@ -168,11 +182,7 @@ class GeluUFunc(DUFunc):
             dts = [numpy_support.as_dtype(t) for t in ewise_types[:self._nin_]]
         except errors.NumbaNotImplementedError:
             return None
-        if all(np.can_cast(d, np.float32, "safe") for d in dts):
-            return "f"
-        if all(np.can_cast(d, np.float64, "safe") for d in dts):
-            return "d"
-        return None
+        return _loop_for(dts)
 
     def find_ewise_function(self, ewise_types):
         c = self._char_of_types(ewise_types)
@@ -192,25 +202,20 @@ class GeluUFunc(DUFunc):
                             f"{argtys}; accepted: {_ACCEPTED_TEXT}")
         return cres
 
-    def reduce(self, *args, **kwargs):
-        self._ensure_all()
-        return super().reduce(*args, **kwargs)
 
-    def accumulate(self, *args, **kwargs):
-        self._ensure_all()
-        return super().accumulate(*args, **kwargs)
 
-    def reduceat(self, *args, **kwargs):
+def _with_all_loops(method):
+    def wrapper(self, *args, **kwargs):
         self._ensure_all()
-        return super().reduceat(*args, **kwargs)
+        return getattr(super(GeluUFunc, self), method)(*args, **kwargs)
 
-    def outer(self, *args, **kwargs):
-        self._ensure_all()
-        return super().outer(*args, **kwargs)
+    wrapper.__name__ = method
+    return wrapper
 
-    def at(self, *args, **kwargs):
-        self._ensure_all()
-        return super().at(*args, **kwargs)
+
+# the ufunc methods other than a call build both loops first
+for _method in ("reduce", "accumulate", "reduceat", "outer", "at"):
+    setattr(GeluUFunc, _method, _with_all_loops(_method))
 
 
 _BUILD_LOCK = threading.RLock()
@@ -292,8 +297,7 @@ class ParallelGeluUFunc:
 
     def __call__(self, *args, **kwargs):
         nin = self.ufunc.nin
-        for value in args[:nin]:
-            _check_input(self.__name__, value)
+        _check_inputs(self.__name__, args, nin)
         return _call_where(nin, self.ufunc, args, kwargs)
 
     def __getattr__(self, name):

@@ -176,11 +176,11 @@ def generate(progress=True):
     return "\n".join(out)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m gelu_numba.fitting.make_tables",
-        description="Regenerate the coefficient tables of the exact kernels.")
-    parser.add_argument("--out", type=Path, default=OUT, help="output module")
+def run_generator(generate, out, prog, description, argv=None):
+    """Command line shared by the table generators: write ``generate()``
+    to ``out`` (``--out``), or with ``--check`` fail if the file differs."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--out", type=Path, default=out, help="output module")
     parser.add_argument("--check", action="store_true",
                         help="fail if the file on disk differs from a fresh run")
     args = parser.parse_args(argv)
@@ -193,6 +193,12 @@ def main(argv=None):
     args.out.write_text(text)
     print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
     return 0
+
+
+def main(argv=None):
+    return run_generator(generate, OUT, "python -m gelu_numba.fitting.make_tables",
+                         "Regenerate the coefficient tables of the exact kernels.",
+                         argv)
 
 
 if __name__ == "__main__":

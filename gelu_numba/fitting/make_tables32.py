@@ -21,15 +21,13 @@ All values are computed with mpmath at 256 bits; errors are certified as
 stored (doubles), see :mod:`gelu_numba.fitting.rational`.
 """
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import mpmath as mp
 
 from gelu_numba.fitting import chebyshev, rational
-from gelu_numba.fitting.make_tables import PREC, _funcs
+from gelu_numba.fitting.make_tables import PREC, _funcs, run_generator
 
 A32 = 20.0
 DEG = (6, 7)
@@ -89,22 +87,8 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m gelu_numba.fitting.make_tables32",
-        description="Regenerate the coefficients of the float32 kernels.")
-    parser.add_argument("--out", type=Path, default=OUT, help="output module")
-    parser.add_argument("--check", action="store_true",
-                        help="fail if the file on disk differs from a fresh run")
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    text = generate()
-    if args.check:
-        same = args.out.exists() and args.out.read_text() == text
-        print(f"{args.out}: {'up to date' if same else 'DIFFERS'}")
-        return 0 if same else 1
-    args.out.write_text(text)
-    print(f"wrote {args.out} in {time.perf_counter() - t0:.0f} s")
-    return 0
+    return run_generator(generate, OUT, "python -m gelu_numba.fitting.make_tables32",
+                         "Regenerate the coefficients of the float32 kernels.", argv)
 
 
 if __name__ == "__main__":
