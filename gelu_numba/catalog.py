@@ -87,3 +87,144 @@ ENTRIES = [
 {_EXACT}
 """),
 ]
+
+
+# ------------------------------------------------ approximations and family
+
+_APPROX_DTYPES = """
+    float32 and float64 loops, the same casting rules, keywords and error
+    messages as :func:`gelu_numba.gelu`."""
+
+_IMPL = """
+    Implementation error against the formula itself (mpmath): below 1 ulp
+    in float64 (double-double evaluation, one rounding; about 1.5 ulp next
+    to the derivative's zero) and float32 (float64 evaluation)."""
+
+
+def _named(kernel, name):
+    """The compiled body under the public name (the ufunc's __name__)."""
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+def _approx_entries():
+    from gelu_numba.kernels import erf_as, family, fitted, logistic
+    from gelu_numba.tables import approximations as tab
+
+    def pair(name, fwd, grad, formula, doc):
+        err = tab.ERRORS.get(name.removeprefix("gelu_"))
+        note = ("" if err is None else
+                f"\n    Max |error| against the exact GELU: {err[0]:.3g} at "
+                f"|x| = {abs(err[1]):.3g}; derivative {err[2]:.3g} at "
+                f"x = {err[3]:.3g}.")
+        return [
+            Entry(name, _named(fwd, name), 1, f"""{name}(x, /, out=None, *, where=True, ...)
+
+    {formula}.  {doc}{note}
+{_APPROX_DTYPES}
+{_IMPL}
+"""),
+            Entry(name + "_grad", _named(grad, name + "_grad"), 1, f"""{name}_grad(x, /, out=None, *, where=True, ...)
+
+    Derivative of :func:`{name}` ({formula}).{note}
+{_APPROX_DTYPES}
+{_IMPL}
+"""),
+        ]
+
+    def bp(k64, k32):
+        return by_precision(k64, k32, 1)
+
+    out = []
+    out += pair("gelu_tanh", bp(logistic.gelu_tanh_64, logistic.gelu_tanh_32),
+                bp(logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
+                "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
+                "Evaluated as x sigma(2u), faithful in the negative tail.")
+    out += pair("gelu_sigmoid", bp(logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32),
+                bp(logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
+                "x sigma(1.702 x)", "The paper's sigmoid approximation.")
+    out += pair("gelu_as26", bp(erf_as.gelu_as26_64, erf_as.gelu_as26_32),
+                bp(erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
+                "0.5 x (1 + erf_AS(x/sqrt 2)), Abramowitz & Stegun 7.1.26",
+                "The erf of oneDNN's and PyTorch's SIMD GELU, without the "
+                "1 + erf cancellation.")
+    for name in sorted(tab.FITS_BY_NAME, key=lambda n: (len(n), n)):
+        fit = tab.FITS_BY_NAME[name]
+        k = fitted.t_form_kernels(name, fit, getattr(tab, f"ZERO_FIT_{name.upper()}"))
+        m, n = fit["degrees"]
+        form = f"polynomial of degree {m}" if n == 0 else f"rational of degrees ({m}, {n})"
+        out += pair(f"gelu_{name}", bp(k[0], k[2]), bp(k[1], k[3]),
+                    f"fitted GELU: x T(|x|) or x (1 - T(|x|)), T(a) = (L - a)**2 R(S a - 1), "
+                    f"R a {form}, L = {fit['L']}",
+                    "Minimax fit of the absolute error over all real x "
+                    "(gelu_numba.fitting.make_approximations).")
+    return out
+
+
+def _named_bp(name, k64, k32, nin):
+    return _named(by_precision(k64, k32, nin), name)
+
+
+def _family_entries():
+    from gelu_numba.kernels import family, logistic
+    return [
+        Entry("gelu_general", _named_bp("gelu_general", family.gelu_general_64,
+                                           family.gelu_general_32, 3), 3,
+              f"""gelu_general(x, mu, sigma, /, out=None, *, where=True, ...)
+
+    The GELU of N(mu, sigma**2): ``x Phi((x - mu)/sigma)`` (Hendrycks &
+    Gimpel, section 2).  ``sigma = 0`` is the limit ``x H(x - mu)`` with
+    ``H(0) = 1/2``, which for ``mu = 0`` is the ReLU; ``sigma < 0`` or NaN
+    arguments give NaN; ``sigma = inf`` gives ``x/2``.
+    Error below 1 ulp in both dtypes: ``(x - mu)/sigma`` is carried as a
+    double-double (Phi is steep: a rounded z would cost up to z**2 ulps).
+{_APPROX_DTYPES}
+"""),
+        Entry("silu", _named_bp("silu", logistic.silu_64, logistic.silu_32, 1), 1,
+              f"""silu(x, /, out=None, *, where=True, ...)
+
+    SiLU (swish): ``x F(x)`` with F the logistic CDF, ``x sigma(x)``.
+    Below 1 ulp in both dtypes (1.5 ulp next to its derivative's zero).
+{_APPROX_DTYPES}
+"""),
+        Entry("silu_grad", _named_bp("silu_grad", logistic.silu_grad_64, logistic.silu_grad_32, 1), 1,
+              f"""silu_grad(x, /, out=None, *, where=True, ...)
+
+    Derivative of the SiLU, ``sigma(x) (1 + x sigma(-x))``; its zero
+    x0 = -1.27846454... is handled by a Taylor form (relative error bounded).
+{_APPROX_DTYPES}
+"""),
+        Entry("x_cauchy", _named_bp("x_cauchy", family.x_cauchy, family.x_cauchy, 1), 1,
+              f"""x_cauchy(x, /, out=None, *, where=True, ...)
+
+    ``x F(x)`` with F the standard Cauchy CDF ``1/2 + atan(x)/pi``: like
+    the ELU it saturates at a negative constant (-1/pi as x -> -inf).
+    Error about 1 ulp (the C library's atan plus one rounding).
+{_APPROX_DTYPES}
+"""),
+        Entry("x_cauchy_grad", _named_bp("x_cauchy_grad", family.x_cauchy_grad, family.x_cauchy_grad, 1), 1,
+              f"""x_cauchy_grad(x, /, out=None, *, where=True, ...)
+
+    Derivative of :func:`x_cauchy`, ``F(x) + x/(pi (1 + x**2))``; positive
+    everywhere, computed without the cancellation of the formula for x < 0.
+{_APPROX_DTYPES}
+"""),
+        Entry("lalu", _named_bp("lalu", family.lalu, family.lalu, 1), 1,
+              f"""lalu(x, /, out=None, *, where=True, ...)
+
+    The "LaLU": ``x F(x)`` with F the standard Laplace CDF
+    (``e**x/2`` for x < 0, ``1 - e**-x/2`` for x >= 0).  Below 1 ulp.
+{_APPROX_DTYPES}
+"""),
+        Entry("lalu_grad", _named_bp("lalu_grad", family.lalu_grad, family.lalu_grad, 1), 1,
+              f"""lalu_grad(x, /, out=None, *, where=True, ...)
+
+    Derivative of the LaLU, ``F(x) + x e**-|x|/2``; its zero at x = -1 is
+    exact.  Below 1 ulp.
+{_APPROX_DTYPES}
+"""),
+    ]
+
+
+APPROX_ENTRIES = _approx_entries()
+FAMILY_ENTRIES = _family_entries()

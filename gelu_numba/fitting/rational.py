@@ -34,22 +34,25 @@ def chebyshev_nodes(lo, hi, n):
             for k in range(n)]
 
 
-def lawson(f, lo, hi, m, n, nodes=400, iters=30, p0=None):
+def lawson(f, lo, hi, m, n, nodes=400, iters=30, p0=None, weight=None):
     """Numerator degree ``m``, denominator degree ``n`` fit of ``f`` on
     ``[lo, hi]`` in relative error; returns (p, q) as mpmath numbers.
 
     ``p0`` fixes the constant term of P (with ``lo = 0`` and ``p0 = f(0)``
-    a double, P/Q is then exact at 0, where float32 inputs crowd)."""
+    a double, P/Q is then exact at 0, where float32 inputs crowd).
+    ``weight``: minimise ``max |weight(a) (P/Q - f)|`` instead of the
+    relative error (``weight = 1/f``)."""
     j0 = 0 if p0 is None else 1
     xs = chebyshev_nodes(lo, hi, nodes)
     fs = [f(x) for x in xs]
+    ws = [1 / fx for fx in fs] if weight is None else [weight(x) for x in xs]
     w = [mp.mpf(1)] * nodes
     qprev = [mp.mpf(1)] * nodes
     best = None
     for _ in range(iters):
         rows, rhs = [], []
-        for x, fx, wi, qp in zip(xs, fs, w, qprev):
-            s = mp.sqrt(wi) / (fx * qp)
+        for x, fx, wx, wi, qp in zip(xs, fs, ws, w, qprev):
+            s = mp.sqrt(wi) * wx / qp
             rows.append([s * x**j for j in range(j0, m + 1)]
                         + [-s * fx * x**j for j in range(1, n + 1)])
             rhs.append(s * (fx if p0 is None else fx - p0))
@@ -57,8 +60,8 @@ def lawson(f, lo, hi, m, n, nodes=400, iters=30, p0=None):
         p = ([] if p0 is None else [mp.mpf(p0)]) + [sol[j] for j in range(m + 1 - j0)]
         q = [mp.mpf(1)] + [sol[m - j0 + j] for j in range(1, n + 1)]
         qv = [horner(q, x) for x in xs]
-        err = [(horner(p, x) / qx - fx) / fx
-               for x, fx, qx in zip(xs, fs, qv)]
+        err = [(horner(p, x) / qx - fx) * wx
+               for x, fx, wx, qx in zip(xs, fs, ws, qv)]
         e = max(abs(v) for v in err)
         if best is None or e < best[0]:
             best = (e, p, q)

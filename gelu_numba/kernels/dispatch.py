@@ -70,8 +70,19 @@ def by_precision(k64, k32, nin):
         def body(dy, x):
             stamp  # noqa: B018 (part of the cache key, see _source_stamp)
             return choose(dy, x)
+    elif nin == 3:
+        def choose(x, mu, sigma):
+            return k64(x, mu, sigma)
+
+        @overload(choose, inline="always")
+        def _choose(x, mu, sigma):
+            return k32 if _all_float32((x, mu, sigma)) else k64
+
+        def body(x, mu, sigma):
+            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
+            return choose(x, mu, sigma)
     else:
-        raise ValueError(f"nin must be 1 or 2, got {nin}")
+        raise ValueError(f"nin must be 1, 2 or 3, got {nin}")
     body.__name__ = body.__qualname__ = k64.__name__
     body.__doc__ = k64.__doc__
     return body

@@ -86,8 +86,16 @@ def exp_neg_half_sq(a):
     Relative error of ``eh + el`` below 2**-60 (``k`` is exact).
     """
     p, pe = two_prod(a, a)
-    s = -0.5 * p
-    se = -0.5 * pe
+    return exp_dd(-0.5 * p, -0.5 * pe)
+
+
+@njit(inline="always")
+def exp_dd(s, se):
+    """``exp(s + se) = (eh + el) * 2**k`` for a dd ``s + se`` with
+    ``-2800 < s <= 0.35`` (``|k| < 2**12`` keeps ``k LN2_1`` exact).
+
+    Relative error of ``eh + el`` below 2**-60 (``k`` is exact).
+    """
     kf = (s * INV_LN2 + SHIFTER) - SHIFTER
     # s - kf*LN2_1 is exact (Sterbenz); the rest is carried as a dd (rh, rl)
     r1 = s - kf * LN2_1

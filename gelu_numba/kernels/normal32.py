@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    SHIFTER, fma, nan_to_zero, scale_shifted, step_bits,
+    SHIFTER, fma, horner, nan_to_zero, scale_shifted, step_bits,
 )
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
 from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
@@ -60,15 +60,6 @@ _TINY32 = 2.0**-125
 
 
 @njit(inline="always")
-def horner(t, coeffs):
-    """``sum coeffs[j] t**j`` (a tuple of float64, ascending powers)."""
-    acc = coeffs[-1]
-    for j in range(len(coeffs) - 2, -1, -1):
-        acc = fma(acc, t, coeffs[j])
-    return acc
-
-
-@njit(inline="always")
 def clamped_abs(x):
     """``min(|x|, A32)`` after NaN was replaced (the result is 0 beyond)."""
     a = abs(x)
@@ -78,7 +69,13 @@ def clamped_abs(x):
 @njit(inline="always")
 def exp_neg_half_sq(a):
     """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32``; rel. error < 2**-45."""
-    s = -0.5 * (a * a)
+    return exp_plain(-0.5 * (a * a))
+
+
+@njit(inline="always")
+def exp_plain(s):
+    """``exp(s)`` for ``-708 <= s <= 0``, relative error below 2**-45
+    plus ``|s| 2**-53`` for the rounding of s itself."""
     kb = s * INV_LN2 + SHIFTER
     kf = kb - SHIFTER
     r = fma(kf, -LN2_HI, s)

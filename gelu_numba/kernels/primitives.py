@@ -290,3 +290,83 @@ def poly_dd(t, hi, lo, row):
         s, e = two_sum(hi[row, j], ph)
         sh, sl = fast_two_sum(s, e + (lo[row, j] + pl))
     return sh, sl
+
+
+@njit(inline="always")
+def dd_add(ah, al, bh, bl):
+    """Sum of two dd numbers; relative error below 2**-102 unless they cancel
+    (then the absolute error is below 2**-104 times the larger)."""
+    s, e = two_sum(ah, bh)
+    return fast_two_sum(s, e + (al + bl))
+
+
+@njit(inline="always")
+def dd_div(ah, al, bh, bl):
+    """Quotient of two dd numbers (``bh != 0``); relative error below 2**-100."""
+    q = ah / bh
+    p, pe = two_prod(q, bh)
+    r = (((ah - p) - pe) + al) - q * bl
+    return fast_two_sum(q, r / bh)
+
+
+@njit(inline="always")
+def horner_dd(th, tl, hi, lo):
+    """``sum_j c_j t**j`` in dd arithmetic throughout, for a dd ``t`` and
+    dd coefficients ``c_j = hi[j] + lo[j]`` (tuples, ascending powers).
+    The error is about 2**-100 times ``sum |c_j t**j|``."""
+    sh = hi[-1]
+    sl = lo[-1]
+    for j in range(len(hi) - 2, -1, -1):
+        sh, sl = dd_mul(sh, sl, th, tl)
+        sh, sl = dd_add(sh, sl, hi[j], lo[j])
+    return sh, sl
+
+
+@njit(inline="always")
+def horner(t, coeffs):
+    """``sum coeffs[j] t**j`` (a tuple of float64, ascending powers), FMA Horner."""
+    acc = coeffs[-1]
+    for j in range(len(coeffs) - 2, -1, -1):
+        acc = fma(acc, t, coeffs[j])
+    return acc
+
+
+@njit(inline="always")
+def taylor_at_zero(x, z):
+    """A function with a simple zero x0, next to it: ``(near, value)``.
+
+    ``z = (x0_hi, x0_lo, delta, b0_hi, b0_lo, b1, ..., bJ)`` holds the zero
+    as a dd and the Taylor coefficients of ``g(x0 + d)/d = sum b_j d**j``
+    (generated in mpmath; ``b0 = g'(x0)`` as a dd).  ``near`` is
+    ``|x - x0| < delta``; there ``value = d * sum b_j d**j`` with ``d`` carried
+    as ``dh - x0_lo`` (``dh = x - x0_hi`` is exact near x0, by Sterbenz), so
+    the relative error stays near 1 ulp however close x is to x0: the
+    cancellation of the direct formula is replaced by an exact factor.
+    """
+    near = abs(x - z[0]) < z[2]
+    # far from x0 the value is discarded; d = 0 there keeps d**J finite
+    dh = x - z[0] if near else 0.0
+    d = dh - z[1]
+    acc = z[-1]
+    for j in range(len(z) - 2, 4, -1):
+        acc = fma(acc, d, z[j])
+    s = z[3] + fma(d, acc, z[4])
+    return near, fma(dh, s, -z[1] * s)
+
+
+# finite stand-in for an infinite x (2**100: beyond it every form here is
+# 0 or x, and the dd products of x stay finite)
+_BIG = 2.0**100
+
+
+@njit(inline="always")
+def stand_in(x):
+    """x, or +-2**100 for +-inf: products with it raise no invalid flag."""
+    return x if abs(x) < _BIG else math.copysign(_BIG, x)
+
+
+@njit(inline="always")
+def restore_inf(r, xs, xd):
+    """Undo :func:`stand_in` for the forms ``x F(x)`` with F(-inf) = 0,
+    F(inf) = 1: +inf for +inf, -0.0 for -inf."""
+    return r if abs(xs) < _BIG else (xd if xd > 0.0 else -0.0)

@@ -1,0 +1,103 @@
+"""The registry of GELU approximations.
+
+``APPROXIMATIONS`` maps a name to an :class:`Approximation` record: the
+forward and derivative ufuncs (float32 and float64 loops, the same
+interface as :func:`gelu_numba.gelu`), the maximum absolute error against
+the exact GELU and GELU' over all real x with where it occurs (measured in
+mpmath by ``python -m gelu_numba.fitting.make_approximations`` and stored
+in ``gelu_numba/tables/approximations.py``), a one-line description and the
+source.  Every entry is evaluated faithfully to its own formula (below
+about 1 ulp in both dtypes; ``tests/test_approximations.py``), so the
+errors below are the approximations' and not rounding's.
+
+Example::
+
+    >>> from gelu_numba.approximations import APPROXIMATIONS
+    >>> a = APPROXIMATIONS["tanh"]
+    >>> a.max_abs_error            # doctest: +SKIP
+    0.000472...
+    >>> a.forward(x), a.grad(x)    # doctest: +SKIP
+
+The ufuncs are also attributes of this module (``gelu_tanh``,
+``gelu_poly14``, ...; each with ``_grad``).
+"""
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from gelu_numba.catalog import APPROX_ENTRIES
+from gelu_numba.tables import approximations as _tab
+from gelu_numba.targets import GeluUFunc, cpu_ufunc
+
+
+@dataclass(frozen=True)
+class Approximation:
+    """One approximation of GELU.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``"tanh"``, ``"poly14"``, ...).
+    forward, grad : GeluUFunc
+        The approximation and its exact derivative, as ufuncs.
+    max_abs_error, max_abs_error_at : float
+        max |forward(x) - GELU(x)| over all real x, and an x where it occurs.
+    grad_max_abs_error, grad_max_abs_error_at : float
+        The same for grad against GELU'.
+    description : str
+        One line: the formula.
+    source : str
+        Where the formula comes from.
+    kind : str
+        ``"closed form"`` or ``"fit"``.
+    """
+
+    name: str
+    forward: GeluUFunc
+    grad: GeluUFunc
+    max_abs_error: float
+    max_abs_error_at: float
+    grad_max_abs_error: float
+    grad_max_abs_error_at: float
+    description: str
+    source: str
+    kind: str
+
+
+_CLOSED = {
+    "tanh": ("0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
+             "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
+             "PyTorch approximate='tanh'"),
+    "sigmoid": ("x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2"),
+    "as26": ("0.5 x (1 + erf(x/sqrt 2)), erf by A&S 7.1.26 (|erf error| <= 1.5e-7)",
+             "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
+             "PyTorch CPU SIMD GELU"),
+}
+
+_ufuncs = {e.name: cpu_ufunc(e.kernel, e.nin, e.doc) for e in APPROX_ENTRIES}
+globals().update(_ufuncs)
+
+
+def _record(name):
+    err = _tab.ERRORS[name]
+    if name in _CLOSED:
+        description, source = _CLOSED[name]
+        kind = "closed form"
+    else:
+        fit = _tab.FITS_BY_NAME[name]
+        m, n = fit["degrees"]
+        r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
+        description = (f"x (1 - T(|x|)) (x >= 0), x T(|x|) (x < 0); "
+                       f"T(a) = (L - a)^2 {r}(S a - 1) for a < L = {fit['L']}, else 0")
+        source = ("minimax fit of the absolute error, gelu_numba.fitting."
+                  "make_approximations (Remez exchange" +
+                  (")" if n == 0 else "; Lawson's method for the rational)"))
+        kind = "fit"
+    return Approximation(name, _ufuncs[f"gelu_{name}"], _ufuncs[f"gelu_{name}_grad"],
+                         err[0], err[1], err[2], err[3], description, source, kind)
+
+
+#: name -> Approximation, in the order of the generated table
+APPROXIMATIONS = MappingProxyType({name: _record(name) for name in _tab.ERRORS})
+
+__all__ = ["APPROXIMATIONS", "Approximation", *sorted(_ufuncs)]
