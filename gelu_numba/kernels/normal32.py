@@ -48,8 +48,8 @@ from gelu_numba.kernels.primitives import (
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
 from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
 
-# ln 2 as a double and the double nearest the rest: |k| <= 289 here, so
-# k*(LN2_HI + LN2_LO) is ln 2 to within 289 * 2**-107
+# ln 2 as a double and the double nearest the rest: |k| <= 1022 here, so
+# k*(LN2_HI + LN2_LO) is k ln 2 to within 1022 * 2**-107
 LN2_HI = 0.6931471805599453
 LN2_LO = 2.3190468138462996e-17
 _INF = math.inf
