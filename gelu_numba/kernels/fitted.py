@@ -100,8 +100,9 @@ def t_form_kernels(name, fit, zero):
         th, tl = dd_mul(dh, dl, dh, dl)
         th, tl = dd_mul(th, tl, rh, rl)
         uh, ul = one_minus_dd(th, tl)
-        xn = max(xs, -L)
-        r = mul_round(xn, th, tl) if xs < 0.0 else mul_round(xs, uh, ul)
+        # x < 0 uses -a (= x down to -L, where T = 0 takes over): finite
+        # in both arms of the select, so +inf raises no invalid flag
+        r = mul_round(-a, th, tl) if xs < 0.0 else mul_round(xs, uh, ul)
         r = restore_inf(r, xs, xd)
         return r if xd == xd else xd
 
@@ -144,8 +145,7 @@ def t_form_kernels(name, fit, zero):
         a = min(abs(xs), L)
         d = L - a
         t = (d * d) * r_plain(fma(S, a, -1.0))
-        xn = max(xs, -L)
-        r = xn * t if xs < 0.0 else xs * (1.0 - t)
+        r = -a * t if xs < 0.0 else xs * (1.0 - t)
         return r if xd == xd else xd
 
     def grad_32(x):

@@ -29,6 +29,14 @@ AS26_A = ("0.254829592", "-0.284496736", "1.421413741", "-1.453152027",
           "1.061405429")
 
 
+def _poly(coeffs, x):
+    """sum coeffs[j] x**j (ascending powers)."""
+    acc = mp.mpf(0)
+    for c in reversed(coeffs):
+        acc = acc * x + c
+    return acc
+
+
 def _sig(y):
     return 1 / (1 + mp.exp(-y))
 
@@ -95,8 +103,8 @@ def _as26_parts(x):
     a = [mp.mpf(c) for c in AS26_A]
     z = abs(x) / mp.sqrt(2)
     t = 1 / (1 + p * z)
-    tp = t * mp.polyval(a[::-1], t)               # t P(t)
-    dtp = mp.polyval([(j + 1) * a[j] for j in range(4, -1, -1)], t)  # (tP)'
+    tp = t * _poly(a, t)                          # t P(t)
+    dtp = _poly([(j + 1) * a[j] for j in range(5)], t)  # (tP)'
     e = mp.exp(-z * z)
     k = tp * e
     phi = k / 2 if x < 0 else 1 - k / 2
@@ -133,8 +141,8 @@ def t_form(fit):
         if a >= L:
             return mp.mpf(0), mp.mpf(0)
         s = S * a - 1
-        P, Q = mp.polyval(p[::-1], s), mp.polyval(q[::-1], s)
-        dP, dQ = mp.polyval(dp[::-1], s), mp.polyval(dq[::-1], s)
+        P, Q = _poly(p, s), _poly(q, s)
+        dP, dQ = _poly(dp, s), _poly(dq, s)
         r = P / Q
         dr = S * (dP * Q - P * dQ) / (Q * Q)
         d = L - a
