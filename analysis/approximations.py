@@ -24,29 +24,16 @@ prints and saves (markdown, CSV, two PNGs):
 
 import argparse
 import csv
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import mpmath as mp
 import numpy as np
 
 from analysis.sweep_float32 import machine_info
+from benchmarks.targets import _race
 
 OUT = Path(__file__).resolve().parent / "results" / "approximations"
-
-
-def _race(funcs, rounds):
-    times = {k: [] for k in funcs}
-    for f in funcs.values():
-        f()
-    for _ in range(rounds):
-        for k, f in funcs.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def throughput(recs, exact, n, rounds, dtype):
@@ -56,8 +43,8 @@ def throughput(recs, exact, n, rounds, dtype):
     funcs = {"gelu (exact)": lambda: exact(x, out=out)}
     for name, r in recs.items():
         funcs[name] = (lambda f: (lambda: f(x, out=out)))(r.forward)
-    t = _race(funcs, rounds)
-    return {k: n / v / 1e9 for k, v in t.items()}
+    t = _race(funcs, rounds)                  # (median, min) seconds
+    return {k: n / v[0] / 1e9 for k, v in t.items()}
 
 
 def impl_error(rec, formulas, samples):

@@ -108,7 +108,7 @@ def _named(kernel, name):
 
 
 def _approx_entries():
-    from gelu_numba.kernels import erf_as, family, fitted, logistic
+    from gelu_numba.kernels import erf_as, fitted, logistic
     from gelu_numba.tables import approximations as tab
 
     def pair(name, fwd, grad, formula, doc):

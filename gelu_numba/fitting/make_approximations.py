@@ -28,8 +28,7 @@ from pathlib import Path
 
 import mpmath as mp
 
-from gelu_numba.fitting import rational  # noqa: F401
-from gelu_numba.fitting import remez  # noqa: F401
+from gelu_numba.fitting import rational, remez
 from gelu_numba.fitting.make_tables import run_generator
 from gelu_numba.reference import approx
 from gelu_numba.reference.mp import to_dd
@@ -56,11 +55,6 @@ FITS = {
 # beyond |x| = 12 every approximation here and GELU itself differ from
 # relu(x) by less than 1e-30, so the maxima lie inside
 _SPAN = 12
-
-
-def _dd(v):
-    with mp.workdps(60):
-        return to_dd(mp.mpf(v))
 
 
 def constants():
@@ -242,7 +236,7 @@ def generate(progress=True):
     lines.append(f"INV_PI = ({_fmt(ip[0])}, {_fmt(ip[1])})")
     say("Cauchy C(t) fit")
     cc, cerr = cauchy_fit()
-    lines.append(f"# x_cauchy derivative, x <= -1: C(t) = sum CAUCHY_C[j] (2t - 1)**j on")
+    lines.append("# x_cauchy derivative, x <= -1: C(t) = sum CAUCHY_C[j] (2t - 1)**j on")
     lines.append(f"# [0, 1], Remez, degree {len(cc) - 1}, certified relative error {cerr:.3g}")
     lines.append(f"CAUCHY_C = ({', '.join(_fmt(v) for v in cc)})")
     lines.append("")

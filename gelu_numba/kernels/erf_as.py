@@ -31,7 +31,9 @@ zero), float32 below 0.5 + 2**-14 ulp.  Its error against the exact GELU
 import numpy as np
 
 from gelu_numba.kernels import normal32
-from gelu_numba.kernels.normal import clamp_abs, exp_neg_half_sq, unscale
+from gelu_numba.kernels.normal import (
+    clamp_abs, exp_neg_half_sq, tail_or_complement, unscale,
+)
 from gelu_numba.kernels.primitives import (
     dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd, mul_round,
     nan_to_zero, one_minus_dd, restore_inf, scaled_mul, stand_in,
@@ -88,10 +90,7 @@ def gelu_as26_grad_64(x):
     ih, il = dd_add(0.5 * ph, 0.5 * pl, mh, ml)           # I
     eh, el, k = exp_neg_half_sq(a)
     gh, gl = dd_mul(eh, el, ih, il)
-    neg = scaled_mul(1.0, gh, gl, k)
-    uh, ul = unscale(gh, gl, k)
-    qh, ql = one_minus_dd(uh, ul)
-    r = neg if xs < 0.0 else qh + ql
+    r = tail_or_complement(xs < 0.0, gh, gl, k)
     near, v = taylor_at_zero(xs, ZERO_AS26)
     r = v if near else r
     return r if xd == xd else xd

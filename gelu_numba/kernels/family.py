@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels import normal32
-from gelu_numba.kernels.normal import exp_dd, tail_poly, unscale
+from gelu_numba.kernels.normal import exp_dd, tail_or_complement, tail_poly, unscale
 from gelu_numba.kernels.primitives import (
     dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, mul_round, nan_to_zero,
     one_minus_dd, restore_inf, scaled_mul, stand_in, two_prod, two_sum,
@@ -168,10 +168,7 @@ def lalu_grad(x):
     a, eh, el, k = _laplace_parts(xs)
     ih, il = two_sum(1.0, -a)               # exact next to the zero a = 1
     gh, gl = dd_mul(eh, el, 0.5 * ih, 0.5 * il)
-    neg = scaled_mul(1.0, gh, gl, k)
-    uh, ul = unscale(gh, gl, k)
-    ph, pl = one_minus_dd(uh, ul)
-    r = neg if xs < 0.0 else ph + pl
+    r = tail_or_complement(xs < 0.0, gh, gl, k)
     return r if xd == xd else xd
 
 

@@ -187,6 +187,16 @@ def gelu(x):
 
 
 @njit(inline="always")
+def tail_or_complement(neg, h, l, k):
+    """``(h + l) 2**k`` rounded once if ``neg``, else ``1 - (h + l) 2**k``:
+    a CDF-like value from its lower tail, for either sign of x."""
+    lower = scaled_mul(1.0, h, l, k)
+    uh, ul = unscale(h, l, k)
+    ph, pl = one_minus_dd(uh, ul)
+    return lower if neg else ph + pl
+
+
+@njit(inline="always")
 def grad_parts(xs):
     """GELU'(xs) as ``(gh + gl) * 2**k`` (xs < 0) and ``ph + pl`` (xs >= 0)."""
     gh, gl, k = grad_tail_dd(clamp_abs(xs))

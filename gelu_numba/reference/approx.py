@@ -18,6 +18,8 @@ these formulas cancels except the derivatives next to their zeros, where
 
 import mpmath as mp
 
+from gelu_numba.fitting.rational import horner
+
 # tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))
 TANH_K = "0.044715"
 # sigmoid form: x sigma(1.702 x)
@@ -27,14 +29,6 @@ SIGMOID_BETA = "1.702"
 AS26_P = "0.3275911"
 AS26_A = ("0.254829592", "-0.284496736", "1.421413741", "-1.453152027",
           "1.061405429")
-
-
-def _poly(coeffs, x):
-    """sum coeffs[j] x**j (ascending powers)."""
-    acc = mp.mpf(0)
-    for c in reversed(coeffs):
-        acc = acc * x + c
-    return acc
 
 
 def _sig(y):
@@ -103,8 +97,8 @@ def _as26_parts(x):
     a = [mp.mpf(c) for c in AS26_A]
     z = abs(x) / mp.sqrt(2)
     t = 1 / (1 + p * z)
-    tp = t * _poly(a, t)                          # t P(t)
-    dtp = _poly([(j + 1) * a[j] for j in range(5)], t)  # (tP)'
+    tp = t * horner(a, t)                          # t P(t)
+    dtp = horner([(j + 1) * a[j] for j in range(5)], t)  # (tP)'
     e = mp.exp(-z * z)
     k = tp * e
     phi = k / 2 if x < 0 else 1 - k / 2
@@ -141,8 +135,8 @@ def t_form(fit):
         if a >= L:
             return mp.mpf(0), mp.mpf(0)
         s = S * a - 1
-        P, Q = _poly(p, s), _poly(q, s)
-        dP, dQ = _poly(dp, s), _poly(dq, s)
+        P, Q = horner(p, s), horner(q, s)
+        dP, dQ = horner(dp, s), horner(dq, s)
         r = P / Q
         dr = S * (dP * Q - P * dQ) / (Q * Q)
         d = L - a
