@@ -83,6 +83,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.dispatch import _STAMP
+from gelu_numba.kernels.soi import keep_or_zero
 from gelu_numba.targets import _ACCEPTED_TEXT, _check_input, _loop_for
 from gelu_numba.ufuncs import ndtr
 
@@ -122,10 +123,7 @@ def _make_loop(stamp):
             v = x[i]
             # ndtr on a float32 scalar is the float32 loop, on float64 the
             # float64 one; p is widened exactly for the comparison
-            if u < ndtr(v) or v != v:
-                out[i] = v
-            else:
-                out[i] = np.copysign(0.0, v)
+            out[i] = keep_or_zero(v, u, ndtr(v))
 
     return _soi_loop
 

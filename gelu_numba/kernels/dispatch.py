@@ -6,12 +6,16 @@ arithmetic, :mod:`gelu_numba.kernels.normal32`) into one scalar function.
 Numba picks the body at compile time from the argument types (all float32:
 the float32 kernel; anything else: the float64 one) and inlines it, so the
 ufunc loop compiled for each signature sees a single straight-line body.
-Called from Python (the CUDA simulator, tests), the float64 kernel runs.
+Called from Python (the CUDA simulator, tests), the same rule applies to
+the argument values: NumPy float32 scalars run the float32 kernel,
+anything else the float64 one.
 """
 
 import hashlib
+import inspect
 from pathlib import Path
 
+import numpy as np
 from numba.core import types
 from numba.extending import overload
 
@@ -41,48 +45,59 @@ def _all_float32(args):
     return all(isinstance(a, types.Float) and a.bitwidth == 32 for a in args)
 
 
+def _pick(k64, k32, args):
+    """The kernel for argument values (pure-Python execution)."""
+    return k32 if all(isinstance(a, np.float32) for a in args) else k64
+
+
+def _register(choose, k64, k32, target, **options):
+    """Compile calls of ``choose`` on ``target`` to ``k32`` when every
+    argument type is float32, to ``k64`` otherwise."""
+    # Numba wants the typing function's parameter names to be choose's own
+    names = ", ".join(inspect.signature(choose).parameters)
+    scope = {"k64": k64, "k32": k32, "_all_float32": _all_float32}
+    exec(f"def typing({names}):\n"
+         f"    return k32 if _all_float32(({names},)) else k64\n", scope)
+    overload(choose, target=target, **options)(scope["typing"])
+
+
 def by_precision(k64, k32, nin):
     """A scalar function of ``nin`` arguments running ``k32`` on float32
     arguments and ``k64`` otherwise (compile-time choice)."""
     stamp = _STAMP
     # ``choose`` is an overloaded name (its Python body serves pure-Python
     # calls); ``body`` is what gets compiled, and it calls ``choose``.
+    # The argument names must be the kernels' own.
     if nin == 1:
         def choose(x):
-            return k64(x)
-
-        @overload(choose, inline="always")
-        def _choose(x):
-            return k32 if _all_float32((x,)) else k64
+            return _pick(k64, k32, (x,))(x)
 
         def body(x):
             stamp  # noqa: B018 (part of the cache key, see _source_stamp)
             return choose(x)
     elif nin == 2:
-        # the overload's argument names must be the kernels' own
         def choose(dy, x):
-            return k64(dy, x)
-
-        @overload(choose, inline="always")
-        def _choose(dy, x):
-            return k32 if _all_float32((dy, x)) else k64
+            return _pick(k64, k32, (dy, x))(dy, x)
 
         def body(dy, x):
             stamp  # noqa: B018 (part of the cache key, see _source_stamp)
             return choose(dy, x)
     elif nin == 3:
         def choose(x, mu, sigma):
-            return k64(x, mu, sigma)
-
-        @overload(choose, inline="always")
-        def _choose(x, mu, sigma):
-            return k32 if _all_float32((x, mu, sigma)) else k64
+            return _pick(k64, k32, (x, mu, sigma))(x, mu, sigma)
 
         def body(x, mu, sigma):
             stamp  # noqa: B018 (part of the cache key, see _source_stamp)
             return choose(x, mu, sigma)
     else:
         raise ValueError(f"nin must be 1, 2 or 3, got {nin}")
+    # The CPU inlines the chosen kernel at the Numba-IR level (the ufunc
+    # loop then vectorises it).  CUDA gets a plain call, which NVVM inlines:
+    # numba-cuda 0.30 cannot lower comparisons in IR that numba's overload
+    # inliner produced ("No implementation of function lt(omitted, omitted)").
+    _register(choose, k64, k32, "cpu", inline="always")
+    _register(choose, k64, k32, "cuda")
     body.__name__ = body.__qualname__ = k64.__name__
     body.__doc__ = k64.__doc__
+    body.k64, body.k32, body.nin = k64, k32, nin
     return body

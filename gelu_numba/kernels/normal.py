@@ -172,7 +172,7 @@ def gelu(x):
     xd = np.float64(x)
     # finite stand-in for NaN and +-inf, fixed up at the end
     xs = nan_to_zero(xd)
-    xs = xs if abs(xs) < _BIG else np.copysign(_BIG, xs)
+    xs = xs if abs(xs) < _BIG else math.copysign(_BIG, xs)
     qh, ql, k = upper_tail_dd(clamp_abs(xs))
     # x < -A_MAX only multiplies a flushed-to-zero tail; clamping it keeps
     # the scaled product finite (GELU(-inf) = -0.0)

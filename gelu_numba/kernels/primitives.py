@@ -18,11 +18,14 @@ between targets: :func:`fma` (a fused multiply-add, rounded once),
 :func:`scale_shifted` (``p * 2**k`` with ``k`` read off a rounding-shifter
 sum), :func:`step_bits` (the neighbouring double) and :func:`nan_to_zero`.
 Their Python bodies are exact reference implementations, used by pure-Python
-execution such as the CUDA simulator; the CPU target gets LLVM intrinsics
-(``llvm.fma.f64``, which is a single ``vfmadd`` on FMA hardware, and a
-bit-level construction of ``2**n``) so that no libm call blocks vectorisation,
-and an integer-domain NaN test (see :func:`nan_to_zero`).
-Other targets register their own overloads of the same two names.
+execution such as the CUDA simulator.  Compiled code gets LLVM IR instead
+(``llvm.fma.f64``, bit-level constructions of ``2**n`` and of the scaling, an
+integer-domain NaN test): on the CPU no libm call is left to block
+vectorisation (``llvm.fma.f64`` is one ``vfmadd``); the same IR serves the
+CUDA target, where NVVM turns it into ``fma.rn.f64`` and integer
+instructions, the device's own primitives.  The overloads below are
+registered for the ``generic`` target, which covers both; a target that
+needs another primitive registers its own overload of the same name.
 """
 
 import math
@@ -150,7 +153,7 @@ def _step_bits_f64(typingctx, v, n):
     return sig, codegen
 
 
-@overload(step_bits, target="cpu")
+@overload(step_bits, target="generic")
 def _step_bits_cpu(v, n):
     def impl(v, n):
         return _step_bits_f64(v, n)
@@ -158,7 +161,7 @@ def _step_bits_cpu(v, n):
     return impl
 
 
-@overload(scale_shifted, target="cpu")
+@overload(scale_shifted, target="generic")
 def _scale_shifted_cpu(p, kb):
     def impl(p, kb):
         return _scale_shifted_f64(p, kb)
@@ -166,7 +169,7 @@ def _scale_shifted_cpu(p, kb):
     return impl
 
 
-@overload(nan_to_zero, target="cpu")
+@overload(nan_to_zero, target="generic")
 def _nan_to_zero_cpu(x):
     def impl(x):
         return _nan_to_zero_f64(x)
@@ -174,7 +177,7 @@ def _nan_to_zero_cpu(x):
     return impl
 
 
-@overload(fma, target="cpu")
+@overload(fma, target="generic")
 def _fma_cpu(a, b, c):
     def impl(a, b, c):
         return _fma_f64(a, b, c)
@@ -182,7 +185,7 @@ def _fma_cpu(a, b, c):
     return impl
 
 
-@overload(pow2, target="cpu")
+@overload(pow2, target="generic")
 def _pow2_cpu(n):
     def impl(n):
         return _pow2_f64(n)

@@ -1,0 +1,75 @@
+"""gelu_numba.gpu: the package's functions on NVIDIA GPUs (numba-cuda).
+
+Every function of :mod:`gelu_numba` has a GPU twin of the same name here:
+``gelu``, ``gelu_grad``, ``gelu_grad2``, ``gelu_backward``, ``ndtr``,
+``norm_pdf``, ``gelu_general``, ``silu``, ``x_cauchy``, ``lalu`` (and their
+``_grad``), every approximation of :mod:`gelu_numba.approximations`
+(``gelu_tanh``, ``gelu_poly14``, ...; each with ``_grad``) and
+:func:`soi_map`.  Each is a ``@cuda.jit`` kernel with a grid-stride loop
+around the device function of :mod:`gelu_numba.gpu.device`, which is
+compiled from the same scalar source as the CPU ufunc, so both targets
+compute the same formulas (results agree to 1 ulp; NVVM may contract a
+product and a sum into an FMA).
+
+Calling convention::
+
+    f(*inputs, out=None, stream=0) -> device array
+
+* inputs: numba device arrays or any object with
+  ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors; no
+  copy), host NumPy arrays or scalars (copied to the device); float32 or
+  float64, other real dtypes cast by NumPy's safe-casting rules as on the
+  CPU (int32/int64 to float64, int8/int16/bool/float16 to float32); any
+  shape and strides; inputs broadcast together.  Inputs are never written
+  (unless one is also ``out``).
+* ``out``: a device array of the broadcast shape, float32 or float64; the
+  result is written there and ``out`` itself is returned.  Otherwise a new
+  numba device array is returned.  Nothing is copied back to the host: call
+  ``.copy_to_host()`` on the result.
+* ``stream``: the CUDA stream of the launch (default stream by default).
+
+Kernels compile on first use for each dtype and layout (contiguous
+operands of one shape take a flat loop; strided and broadcast ones an N-D
+loop).  The launch uses 256 threads per block and at most 16 blocks per
+multiprocessor of the current device (:mod:`gelu_numba.gpu.target`).
+
+Under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1`` set before numba
+is imported) everything runs on the CPU, slowly; the test suite uses it
+when no GPU is present.  Requires ``pip install 'gelu-numba[cuda]'``.
+"""
+
+import importlib.util
+
+if importlib.util.find_spec("numba_cuda") is None:
+    raise ImportError("gelu_numba.gpu needs numba-cuda: "
+                      "pip install 'gelu-numba[cuda]'")
+
+from gelu_numba import catalog  # noqa: E402
+from gelu_numba.gpu import device  # noqa: E402
+from gelu_numba.gpu.soi import soi_map  # noqa: E402
+from gelu_numba.gpu.target import GpuFunction  # noqa: E402
+
+_ARRAYS = """
+    Inputs: device arrays (numba's, or any ``__cuda_array_interface__``
+    object), host NumPy arrays or scalars; float32 or float64 (other real
+    dtypes by NumPy's safe casting); any shape and strides, broadcast.
+    ``out=``: a device array of the broadcast shape; ``stream=``: the launch
+    stream.  Returns a device array (``out`` when given).  Same formulas and
+    error bounds as the CPU ufunc (:mod:`gelu_numba.gpu`).
+"""
+
+
+def _doc(entry):
+    params = ", ".join(a for a in device.FUNCTIONS[entry.name].__doc__
+                       .split("(", 1)[1].split(")", 1)[0].split(", "))
+    body = device.FUNCTIONS[entry.name].__doc__.split("\n", 1)[1]
+    body = body.split("\n    Scalar arguments.")[0]
+    return (f"{entry.name}({params}, /, out=None, stream=0)  (GPU)\n"
+            f"{body.rstrip()}\n{_ARRAYS}")
+
+
+FUNCTIONS = {e.name: GpuFunction(e.name, device.FUNCTIONS[e.name], e.nin, _doc(e))
+             for e in catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES}
+globals().update(FUNCTIONS)
+
+__all__ = sorted(FUNCTIONS) + ["device", "soi_map"]

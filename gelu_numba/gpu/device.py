@@ -1,0 +1,68 @@
+"""Scalar CUDA device functions, for use inside your own ``@cuda.jit`` kernels.
+
+Every function of the package is here under its own name (``gelu``,
+``gelu_grad``, ``gelu_grad2``, ``gelu_backward``, ``ndtr``, ``norm_pdf``,
+``gelu_general``, the family ``silu``, ``x_cauchy``, ``lalu`` and their
+``_grad``, and every approximation ``gelu_tanh``, ``gelu_poly14``, ... with
+its ``_grad``), as a numba-cuda device function compiled from the same
+scalar kernel as the CPU ufunc (:mod:`gelu_numba.catalog`).  They are
+compiled on first use for the argument types of the call.
+
+Precision
+---------
+All-float32 arguments run the float32 algorithm; anything else (float64,
+integers, a mix) the float64 one.  The float32 algorithm computes in
+float64 and returns that float64 value: rounded to float32 (by storing it
+in a float32 array, or with ``numpy.float32(...)``) it is the float32
+result, below 1 ulp as on the CPU; unrounded it is even closer to the
+exact value.  The float64 algorithm returns float64, below 1 ulp.
+
+Example
+-------
+::
+
+    import numpy as np
+    from numba import cuda
+    from gelu_numba.gpu import device as gd
+
+    @cuda.jit
+    def bias_gelu(x, b, out):
+        # out = GELU(x + b), b broadcast along the rows
+        i, j = cuda.grid(2)
+        if i < x.shape[0] and j < x.shape[1]:
+            out[i, j] = gd.gelu(x[i, j] + b[j])
+
+    x = cuda.to_device(np.random.randn(1024, 768).astype(np.float32))
+    b = cuda.to_device(np.zeros(768, np.float32))
+    out = cuda.device_array_like(x)
+    bias_gelu[(64, 48), (16, 16)](x, b, out)
+
+``tests/test_gpu.py`` runs this example.
+"""
+
+import inspect
+
+from gelu_numba import catalog
+from gelu_numba.gpu.target import device_function
+
+_PRECISION = """
+    Scalar arguments.  All float32 runs the float32 algorithm and returns
+    the float64 value whose rounding to float32 is the result; anything else
+    runs the float64 one.  See :mod:`gelu_numba.gpu.device`.
+"""
+
+
+def _device_doc(entry):
+    """The ufunc's docstring, less its array-interface paragraphs."""
+    params = ", ".join(inspect.signature(entry.kernel.k64).parameters)
+    text = entry.doc.split("\n", 1)[1]
+    for marker in (catalog._DTYPES, catalog._APPROX_DTYPES):
+        text = text.split(marker)[0]
+    return f"{entry.name}({params})  (CUDA device function)\n{text.rstrip()}\n{_PRECISION}"
+
+
+FUNCTIONS = {e.name: device_function(e.kernel, e.name, _device_doc(e))
+             for e in catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES}
+globals().update(FUNCTIONS)
+
+__all__ = sorted(FUNCTIONS)

@@ -1,0 +1,295 @@
+"""The CUDA target factory: device functions and elementwise kernels.
+
+Everything that knows about CUDA is in :mod:`gelu_numba.gpu`, and everything
+that knows about numba-cuda's launch and array API is in this module, so a
+move to another CUDA binding touches this file only.
+
+Device functions
+    :func:`device_function` turns a scalar kernel of
+    :mod:`gelu_numba.catalog` (the same Python source the CPU ufuncs
+    compile) into a lazily compiled ``@cuda.jit(device=True)`` function.
+    The precision switch of :func:`gelu_numba.kernels.dispatch.by_precision`
+    has a CUDA overload (all-float32 arguments: the float32 kernel, else the
+    float64 one), and the five target-dependent primitives of
+    :mod:`gelu_numba.kernels.primitives` compile to ``fma.rn.f64`` and
+    integer instructions, so no formula exists twice.
+
+Elementwise kernels
+    :class:`GpuFunction` is the host-side launcher.  For each input shape
+    pattern it generates (once, then cached) a ``@cuda.jit`` kernel with a
+    grid-stride loop: contiguous operands of one shape are flattened and run
+    through a 1-D loop; anything else (strided views, broadcasting, other
+    ranks) through an N-D loop that unravels the flat index over the output
+    shape and clamps size-1 input dimensions to 0.  Each loaded element is
+    converted to the loop precision (NumPy's safe-casting rule, as on the
+    CPU) before the device function sees it.
+
+Launch configuration
+    ``THREADS_PER_BLOCK`` threads per block and at most ``BLOCKS_PER_SM``
+    blocks per multiprocessor of the current device (``grid-stride``: every
+    thread handles ``n / (blocks * threads)`` elements).  Under the CUDA
+    simulator (``NUMBA_ENABLE_CUDASIM=1``), where every thread is a Python
+    thread, four blocks of one thread.
+"""
+
+import math
+
+import numpy as np
+from numba import cuda
+from numba.core import config
+
+from gelu_numba.targets import _ACCEPTED_CHARS, _ACCEPTED_TEXT, _loop_for
+
+#: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
+SIMULATOR = bool(config.ENABLE_CUDASIM)
+
+#: threads per block of every elementwise launch
+THREADS_PER_BLOCK = 256
+#: grid size cap, in blocks per multiprocessor
+BLOCKS_PER_SM = 16
+
+_FLOAT = {"f": np.dtype(np.float32), "d": np.dtype(np.float64)}
+_CAST = {"f": np.float32, "d": np.float64}
+_DEVICE_TEXT = ("a numba device array or an object with "
+                "__cuda_array_interface__ (CuPy, PyTorch CUDA tensors, ...)")
+
+
+# ---------------------------------------------------------------- device side
+
+def device_function(kernel, name=None, doc=None):
+    """A lazily compiled CUDA device function running ``kernel``."""
+    dev = cuda.jit(device=True)(kernel)
+    if name is not None:
+        dev.__name__ = dev.__qualname__ = name
+    if doc is not None:
+        dev.__doc__ = doc
+    return dev
+
+
+def _index_code(names, ndims, full, out_ndim, flat):
+    """Index expressions of each operand inside the loop over ``i``.
+
+    ``flat``: every operand is a 1-D view of the same length (index ``i``).
+    Otherwise ``j0 .. j{D-1}`` are the output's indices; an operand of rank
+    ``d`` takes the trailing ``d`` of them, clamped to its extent unless it
+    has the output's shape (``full``), which broadcasts size-1 dimensions.
+    """
+    if flat:
+        return [], ["i"] * len(names)
+    lines = ["r = i"]
+    for k in range(out_ndim - 1, 0, -1):
+        lines.append(f"j{k} = r % out.shape[{k}]")
+        lines.append(f"r = r // out.shape[{k}]")
+    lines.append("j0 = r")
+    idx = []
+    for name, d, f in zip(names, ndims, full):
+        js = [f"j{out_ndim - d + k}" for k in range(d)]
+        if not f:
+            js = [f"min({j}, {name}.shape[{k}] - 1)" for k, j in enumerate(js)]
+        idx.append(", ".join(js))
+    return lines, idx
+
+
+def _generate(template, scope, **fields):
+    """Compile generated kernel source (a ``@cuda.jit`` function named
+    ``kernel``) with ``scope`` as its globals."""
+    source = template.format(**fields)
+    namespace = dict(scope, cuda=cuda, np=np, math=math)
+    exec(compile(source, "<gelu_numba.gpu kernel>", "exec"), namespace)
+    return cuda.jit(namespace["kernel"])
+
+
+_ELEMENTWISE = """
+def kernel({args}, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+{unravel}
+        out[{out_index}] = dev({loads})
+"""
+
+
+def _loop_fields(layout, nin, pad):
+    """Template fields for ``nin`` inputs ``a0 ..`` and ``out`` laid out as
+    ``layout`` (see :func:`operands`): the unravelling lines, the output
+    index and each input's converted load."""
+    flat, out_ndim, ndims, full = layout
+    names = [f"a{k}" for k in range(nin)]
+    lines, idx = _index_code(names + ["out"], ndims + (out_ndim,),
+                             full + (True,), out_ndim, flat)
+    return {"args": ", ".join(names),
+            "unravel": "\n".join(" " * pad + line for line in lines),
+            "out_index": idx[-1],
+            "loads": ", ".join(f"cast({n}[{j}])" for n, j in zip(names, idx))}
+
+
+# ------------------------------------------------------------------ host side
+
+def launch_config(n):
+    """``(blocks, threads_per_block)`` for ``n`` elements on the current
+    device (a grid-stride loop covers the rest)."""
+    if SIMULATOR:
+        return max(1, min(4, n)), 1
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    blocks = min(-(-n // THREADS_PER_BLOCK), sms * BLOCKS_PER_SM)
+    return max(blocks, 1), THREADS_PER_BLOCK
+
+
+def _is_device(value):
+    # (the simulator's arrays have no __cuda_array_interface__)
+    return (getattr(value, "__cuda_ndarray__", False)
+            or hasattr(value, "__cuda_array_interface__"))
+
+
+def _as_device_view(value):
+    # a numba device array is used as is: re-importing it through the
+    # interface would synchronise on its stream
+    if getattr(value, "__cuda_ndarray__", False):
+        return value
+    return cuda.as_cuda_array(value)
+
+
+def _check_dtype(fname, dtype):
+    if np.dtype(dtype).char not in _ACCEPTED_CHARS:
+        raise TypeError(f"{fname}() does not support inputs of dtype {dtype}; "
+                        f"accepted: {_ACCEPTED_TEXT}")
+
+
+def prepare_inputs(fname, args, stream):
+    """Device views of the inputs (host arrays and scalars are copied to the
+    device) and the loop character ``"f"`` or ``"d"``.
+
+    Python scalars are weak in the loop choice, as in NumPy: ``f(x32, 2.0)``
+    runs in float32.
+    """
+    views, dtypes = [], []
+    for a in args:
+        if _is_device(a):
+            view = _as_device_view(a)
+            _check_dtype(fname, view.dtype)
+            views.append(view)
+            dtypes.append(np.dtype(view.dtype))
+            continue
+        if type(a) in (float, int, bool):
+            dtypes.append(a)
+            host = np.asarray(a, dtype=np.float64)
+        else:
+            if isinstance(a, (list, tuple)) or hasattr(a, "__array__") or np.isscalar(a):
+                host = np.asarray(a)
+            else:
+                raise TypeError(
+                    f"{fname}() takes {_DEVICE_TEXT}, a NumPy array or a "
+                    f"real scalar; got {type(a).__name__}")
+            _check_dtype(fname, host.dtype)
+            dtypes.append(host.dtype)
+        views.append(cuda.to_device(np.asarray(host, order="C"), stream=stream))
+    try:
+        loop = _loop_for([np.result_type(*dtypes)])
+    except TypeError:
+        loop = None
+    if loop is None:
+        raise TypeError(f"{fname}() does not support this combination of "
+                        f"input dtypes; accepted: {_ACCEPTED_TEXT}")
+    return views, loop
+
+
+def broadcast_shape(fname, views):
+    try:
+        return np.broadcast_shapes(*(v.shape for v in views))
+    except ValueError:
+        shapes = ", ".join(str(v.shape) for v in views)
+        raise ValueError(f"{fname}(): input shapes {shapes} do not broadcast "
+                         "together") from None
+
+
+def prepare_out(fname, out, shape, loop, stream):
+    """The output as a device view (allocated when ``out`` is None)."""
+    if out is None:
+        return cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
+    if not _is_device(out):
+        raise TypeError(f"{fname}() out= must be {_DEVICE_TEXT}, got "
+                        f"{type(out).__name__} (results stay on the device; "
+                        "copy them with .copy_to_host())")
+    view = _as_device_view(out)
+    if np.dtype(view.dtype).char not in "fd" or not np.can_cast(
+            _FLOAT[loop], view.dtype, "same_kind"):
+        raise TypeError(f"{fname}() out= must have dtype float32 or float64 "
+                        f"that the {_FLOAT[loop]} result casts to, got "
+                        f"{view.dtype}")
+    if tuple(view.shape) != tuple(shape):
+        raise ValueError(f"{fname}() out= has shape {tuple(view.shape)}, "
+                         f"the inputs broadcast to {tuple(shape)}")
+    return view
+
+
+def operands(views, dst, shape):
+    """The views a kernel runs on, and their layout (part of the kernel's
+    cache key): ``(flat, out_ndim, input ndims, input has out's shape)``.
+
+    Operands of one shape, all C- or all F-contiguous, become 1-D views in
+    memory order (``flat``); otherwise rank-0 operands become 1-element
+    vectors, which the N-D loop broadcasts by clamping.
+    """
+    n = math.prod(shape)
+    order = None
+    if all(tuple(v.shape) == tuple(shape) for v in views):
+        order = _contiguous_order(views + [dst])
+    if order is not None:
+        views = [v.reshape(n, order=order) for v in views]
+        target = dst.reshape(n, order=order)
+    else:
+        views = [v.reshape(1) if v.ndim == 0 else v for v in views]
+        target = dst.reshape(1) if dst.ndim == 0 else dst
+    layout = (order is not None, target.ndim, tuple(v.ndim for v in views),
+              tuple(tuple(v.shape) == tuple(target.shape) for v in views))
+    return views, target, layout
+
+
+def _contiguous_order(views):
+    """``"C"`` or ``"F"`` if every view is contiguous in that order."""
+    for order, test in (("C", "is_c_contiguous"), ("F", "is_f_contiguous")):
+        if all(getattr(v, test)() for v in views):
+            return order
+    return None
+
+
+class GpuFunction:
+    """A package function on device arrays (see :mod:`gelu_numba.gpu`).
+
+    ``f(*inputs, out=None, stream=0)``: inputs are device arrays (numba's,
+    or anything with ``__cuda_array_interface__``), host NumPy arrays or
+    scalars (copied to the device), float32 or float64 (other real dtypes
+    follow NumPy's safe casting), any shape and strides, broadcast together.
+    Returns a device array (``out`` when given); never copies to the host.
+    """
+
+    def __init__(self, name, dev, nin, doc):
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = doc
+        self.device = dev
+        self.nin = nin
+        self._kernels = {}
+
+    def __repr__(self):
+        return f"<gelu_numba.gpu.{self.__name__}>"
+
+    def __call__(self, *args, out=None, stream=0):
+        if len(args) != self.nin:
+            raise TypeError(f"{self.__name__}() takes {self.nin} input"
+                            f"{'s' if self.nin > 1 else ''} ({len(args)} given)")
+        views, loop = prepare_inputs(self.__name__, args, stream)
+        shape = broadcast_shape(self.__name__, views)
+        dst = prepare_out(self.__name__, out, shape, loop, stream)
+        n = math.prod(shape)
+        if n:
+            self.launch(views, dst, shape, loop, stream)
+        return dst if out is None else out
+
+    def launch(self, views, dst, shape, loop, stream):
+        views, target, layout = operands(views, dst, shape)
+        kernel = self._kernels.get((loop, layout))
+        if kernel is None:
+            kernel = _generate(_ELEMENTWISE,
+                               {"dev": self.device, "cast": _CAST[loop]},
+                               **_loop_fields(layout, self.nin, 8))
+            self._kernels[(loop, layout)] = kernel
+        blocks, threads = launch_config(math.prod(shape))
+        kernel[blocks, threads, stream](*views, target)

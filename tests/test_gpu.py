@@ -1,0 +1,372 @@
+"""gelu_numba.gpu against the CPU ufuncs, and its array interface.
+
+Runs on a GPU when one is present, else under numba-cuda's simulator
+(tests/conftest.py sets NUMBA_ENABLE_CUDASIM=1 before Numba is imported).
+The CPU ufuncs are validated against mpmath elsewhere (test_accuracy.py,
+the float32 sweep); here every GPU function must agree with its CPU twin
+within 1 ulp (NVVM may contract a product and a sum into an FMA) and
+exactly on NaN, infinities and signed zeros.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba_cuda", reason="the GPU layer needs numba-cuda "
+                    "(pip install 'gelu-numba[cuda]')")
+
+from numba import cuda  # noqa: E402
+from numba.core import config  # noqa: E402
+
+import gelu_numba  # noqa: E402
+import gelu_numba.approximations as approx  # noqa: E402
+from gelu_numba import catalog, gpu  # noqa: E402
+from gelu_numba.gpu import device as gd  # noqa: E402
+from gelu_numba.gpu import target  # noqa: E402
+
+SIMULATOR = bool(config.ENABLE_CUDASIM)
+ENTRIES = catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES
+NIN = {e.name: e.nin for e in ENTRIES}
+
+# the simulator runs device code as Python, in which NumPy warns about
+# the generator's wrapping uint64 arithmetic; Numba warns that the
+# simulator's random-state set-up falls back to object mode
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:overflow encountered:RuntimeWarning",
+    "ignore::numba.core.errors.NumbaWarning")
+
+
+def test_runs_where_the_conftest_says():
+    # a real device exactly when the simulator is off
+    fake = type(cuda.get_current_device()).__name__ == "FakeCUDADevice"
+    assert SIMULATOR == fake
+
+
+def cpu(name):
+    return getattr(gelu_numba.ufuncs, name, None) or getattr(approx, name)
+
+
+# ------------------------------------------------------------------ inputs
+
+X0 = -0.751791524693564457457904946780  # zero of GELU'
+_SPECIAL = [math.nan, math.inf, -math.inf, 0.0, -0.0, 5e-324, -5e-324,
+            1e-310, -1e-310, 2.0**-126, -2.0**-126, 1e-45, -1e-45, 1e-30,
+            -1e-30, 1e300, -1e300, 3.4e38, -3.4e38, 1e-8, -1e-8]
+_NEAR_ZEROS = [X0 + d for d in (-1e-3, -1e-9, 0.0, 1e-9, 1e-3)] + \
+    [s * (math.sqrt(2) + d) for s in (-1, 1) for d in (-1e-9, 0.0, 1e-9)] + \
+    [-1.0, -1.2784645427610738, -1.27846, -5.5, -6.0, -8.3, -13.2, -14.2,
+     -37.6, -38.4, -38.5]
+
+
+def xs(dtype):
+    rng = np.random.default_rng(20261122)
+    x = np.concatenate([_SPECIAL, _NEAR_ZEROS, np.linspace(-40.0, 12.0, 79),
+                        rng.standard_normal(24) * 3])
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+def inputs(name, dtype):
+    """Arguments for a function of ``NIN[name]`` inputs, in ``dtype``."""
+    x = xs(dtype)
+    if NIN[name] == 1:
+        return (x,)
+    rng = np.random.default_rng(7)
+    if NIN[name] == 2:
+        # paired values, then every special dy against every special x
+        dy_vals = np.array([1.0, -2.5, 0.0, -0.0, math.inf, -math.inf,
+                            math.nan, 1e-300, 3e38, 1e-40, 7.0, -0.3])
+        dy = rng.choice(dy_vals, x.size)
+        sp = np.array(_SPECIAL[:9], dtype)
+        with np.errstate(over="ignore"):
+            dy = np.concatenate([dy, np.repeat(dy_vals, sp.size)]).astype(dtype)
+        return dy, np.concatenate([x, np.tile(sp, dy_vals.size)])
+    mus = np.array([0.0, 0.5, -1.0, 3.0, math.nan, math.inf, -math.inf])
+    sigmas = np.array([1.0, 0.5, 2.0, 0.0, math.inf, -1.0, math.nan, 1e-30, 7.0])
+    mu = rng.choice(mus, x.size).astype(dtype)
+    sigma = rng.choice(sigmas, x.size).astype(dtype)
+    return x, mu, sigma
+
+
+def ordered(a):
+    """Floats mapped to integers that count ulps (-0 and +0 both to 0)."""
+    i = a.view(np.int32 if a.dtype == np.float32 else np.int64).astype(np.int64)
+    mag = i & (0x7FFFFFFF if a.dtype == np.float32 else 0x7FFFFFFFFFFFFFFF)
+    return np.where(i < 0, -mag, mag)
+
+
+def assert_matches(got, want, atol_ulp=1):
+    """Same dtype and shape; identical NaN, infinities and signed zeros;
+    finite values within ``atol_ulp`` ulp."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    g, w = got[ok], want[ok]
+    special = np.isinf(w) | (w == 0) | np.isinf(g) | (g == 0)
+    assert np.array_equal(g[special], w[special])
+    assert np.array_equal(np.signbit(g[special]), np.signbit(w[special]))
+    diff = np.abs(ordered(g[~special]) - ordered(w[~special]))
+    worst = np.argmax(diff) if diff.size else None
+    assert diff.size == 0 or diff.max() <= atol_ulp, (
+        f"{diff.max()} ulp at {g[~special][worst]!r} vs {w[~special][worst]!r}")
+
+
+# ---------------------------------------------------- every function, both dtypes
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(NIN))
+def test_matches_cpu(name, dtype):
+    args = inputs(name, dtype)
+    with np.errstate(all="ignore"):
+        want = cpu(name)(*args)
+    got = getattr(gpu, name)(*args)
+    assert not isinstance(got, np.ndarray)
+    assert_matches(got.copy_to_host(), want)
+
+
+def test_every_function_is_there():
+    assert set(NIN) <= set(gpu.__all__)
+    assert set(NIN) == set(gd.__all__)
+    assert "soi_map" in gpu.__all__
+    for name in NIN:
+        f = getattr(gpu, name)
+        assert f.__name__ == name and name in f.__doc__ and "device" in f.__doc__
+        assert getattr(gd, name).__doc__.startswith(name + "(")
+
+
+# ----------------------------------------------------------- array interface
+
+def dev(a):
+    return cuda.to_device(np.asarray(a, order="C"))
+
+
+@pytest.mark.parametrize("dt, out_dt", [
+    (np.float32, np.float32), (np.float64, np.float64), (np.int64, np.float64),
+    (np.int32, np.float64), (np.int16, np.float32), (np.uint8, np.float32),
+    (np.bool_, np.float32), (np.float16, np.float32),
+])
+def test_dtype_follows_numpy_casting(dt, out_dt):
+    x = np.arange(-3, 4).astype(dt)
+    for arg in (x, dev(x)):
+        got = gpu.gelu_grad(arg).copy_to_host()
+        assert got.dtype == out_dt
+        assert np.array_equal(got, gelu_numba.gelu_grad(x.astype(out_dt)))
+
+
+def test_mixed_dtypes_and_weak_python_scalars():
+    x = np.linspace(-3, 3, 13, dtype=np.float32)
+    got = gpu.gelu_backward(dev(x), dev(x.astype(np.float64))).copy_to_host()
+    assert got.dtype == np.float64
+    assert np.array_equal(got, gelu_numba.gelu_backward(x.astype(np.float64),
+                                                        x.astype(np.float64)))
+    # a Python float does not promote float32 (NumPy's rule)
+    got = gpu.gelu_backward(2.0, dev(x)).copy_to_host()
+    assert got.dtype == np.float32
+    assert np.array_equal(got, gelu_numba.gelu_backward(np.float32(2.0), x))
+    got = gpu.gelu_general(dev(x), 0.5, 2.0).copy_to_host()
+    assert np.array_equal(got, gelu_numba.gelu_general(x, np.float32(0.5),
+                                                       np.float32(2.0)))
+
+
+def test_broadcasting():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 4, 3))
+    dy = rng.standard_normal(3)
+    got = gpu.gelu_backward(dev(dy), dev(x)).copy_to_host()
+    assert got.shape == (5, 4, 3)
+    assert np.array_equal(got, gelu_numba.gelu_backward(dy, x))
+    mu = rng.standard_normal((4, 1))
+    got = gpu.gelu_general(dev(x), dev(mu), 0.75).copy_to_host()
+    assert np.array_equal(got, gelu_numba.gelu_general(x, mu, 0.75))
+    with pytest.raises(ValueError, match="broadcast"):
+        gpu.gelu_backward(dev(np.ones(4)), dev(x))
+
+
+@pytest.mark.parametrize("view", ["strided", "transposed", "fortran",
+                                  "reversed", "column"])
+def test_strided_views(view):
+    base = np.random.default_rng(2).standard_normal((6, 10)).astype(np.float32)
+    d = dev(base)
+    host, devv = {
+        "strided": (base[::2, 1::3], d[::2, 1::3]),
+        "transposed": (base.T, d.T),
+        "fortran": (np.asfortranarray(base), cuda.to_device(np.asfortranarray(base))),
+        "reversed": (base[:, ::-1], d[:, ::-1]),
+        "column": (base[:, 3], d[:, 3]),
+    }[view]
+    got = gpu.gelu(devv).copy_to_host()
+    assert np.array_equal(got, gelu_numba.gelu(host))
+    # out= may be strided too
+    out = cuda.device_array((6, 20), np.float32)
+    res = gpu.gelu(dev(base), out=out[:, ::2])
+    assert np.array_equal(out.copy_to_host()[:, ::2], gelu_numba.gelu(base))
+    assert res is not None
+
+
+def test_zero_d_and_empty():
+    got = gpu.ndtr(dev(np.array(0.25)))
+    assert got.shape == () and got.copy_to_host()[()] == gelu_numba.ndtr(0.25)
+    got = gpu.ndtr(1.5)
+    assert got.copy_to_host()[()] == gelu_numba.ndtr(1.5)
+    empty = gpu.gelu(dev(np.empty((0, 3), np.float32)))
+    assert empty.shape == (0, 3) and empty.dtype == np.float32
+
+
+def test_out_and_in_place():
+    x = np.linspace(-6, 6, 25)
+    d = dev(x)
+    out = cuda.device_array(25, np.float64)
+    assert gpu.gelu(d, out=out) is out
+    assert np.array_equal(out.copy_to_host(), gelu_numba.gelu(x))
+    assert np.array_equal(d.copy_to_host(), x)  # the input is not touched
+    gpu.gelu(d, out=d)  # in place
+    assert np.array_equal(d.copy_to_host(), gelu_numba.gelu(x))
+    # a float32 out takes the float64 result, rounded (same_kind casting)
+    out32 = cuda.device_array(25, np.float32)
+    gpu.gelu(dev(x), out=out32)
+    assert np.array_equal(out32.copy_to_host(), gelu_numba.gelu(x).astype(np.float32))
+
+
+def test_bad_arguments_name_what_is_accepted():
+    x = dev(np.ones(4))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        gpu.gelu(np.array([1 + 2j]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        gpu.gelu(np.array(["a"]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        gpu.gelu(dev(np.array([1 + 2j])))
+    with pytest.raises(TypeError, match="device array"):
+        gpu.gelu(x, out=np.empty(4))
+    with pytest.raises(ValueError, match="shape"):
+        gpu.gelu(x, out=cuda.device_array(5))
+    with pytest.raises(TypeError, match="out= must have dtype"):
+        gpu.gelu(x, out=cuda.device_array(4, np.int64))
+    with pytest.raises(TypeError, match="takes 2 inputs"):
+        gpu.gelu_backward(x)
+    with pytest.raises(TypeError, match="device array"):
+        gpu.gelu(object())
+
+
+@pytest.mark.skipif(SIMULATOR, reason="the simulator cannot import foreign "
+                    "__cuda_array_interface__ objects")
+def test_cuda_array_interface_objects_are_used_in_place():
+    class Foreign:  # what CuPy arrays and PyTorch CUDA tensors look like
+        def __init__(self, arr):
+            self.arr = arr
+            self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+    x = np.linspace(-4, 4, 17)
+    src = Foreign(dev(x))
+    dst = Foreign(cuda.device_array(17))
+    assert gpu.gelu_grad(src, out=dst) is dst
+    assert np.array_equal(dst.arr.copy_to_host(), gelu_numba.gelu_grad(x))
+
+
+def test_launch_configuration():
+    blocks, threads = target.launch_config(10**8)
+    if SIMULATOR:
+        assert (blocks, threads) == (4, 1)
+    else:
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        assert threads == target.THREADS_PER_BLOCK
+        assert blocks == sms * target.BLOCKS_PER_SM
+    assert target.launch_config(1)[0] == 1
+
+
+# ------------------------------------------------------------ device functions
+
+def test_device_functions_in_a_users_kernel():
+    """The example of gelu_numba.gpu.device's docstring."""
+    @cuda.jit
+    def bias_gelu(x, b, out):
+        i, j = cuda.grid(2)
+        if i < x.shape[0] and j < x.shape[1]:
+            out[i, j] = gd.gelu(x[i, j] + b[j])
+
+    rng = np.random.default_rng(3)
+    rows, cols = (8, 6) if SIMULATOR else (1024, 768)
+    threads = (1, 1) if SIMULATOR else (16, 16)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    b = rng.standard_normal(cols).astype(np.float32)
+    out = cuda.device_array_like(x)
+    grid = (-(-rows // threads[0]), -(-cols // threads[1]))
+    bias_gelu[grid, threads](cuda.to_device(x), cuda.to_device(b), out)
+    assert_matches(out.copy_to_host(), gelu_numba.gelu(x + b))
+
+
+def test_device_functions_take_both_precisions():
+    @cuda.jit
+    def apply(x32, x64, o32, o64):
+        i = cuda.grid(1)
+        if i < x32.size:
+            o32[i] = gd.gelu_backward(x32[i], x32[i])
+            o64[i] = gd.gelu_backward(x64[i], x64[i])
+
+    x = np.linspace(-9, 3, 16)
+    o32 = cuda.device_array(16, np.float32)
+    o64 = cuda.device_array(16, np.float64)
+    apply[16, 1](dev(x.astype(np.float32)), dev(x), o32, o64)
+    x32 = x.astype(np.float32)
+    assert_matches(o32.copy_to_host(), gelu_numba.gelu_backward(x32, x32))
+    assert_matches(o64.copy_to_host(), gelu_numba.gelu_backward(x, x))
+
+
+# --------------------------------------------------------------------- soi_map
+
+def test_soi_map_reproducible_and_exact_values():
+    x = np.concatenate([np.linspace(-3, 3, 60), [math.nan, math.inf, -math.inf,
+                                                 0.0, -0.0]])
+    for dt in (np.float32, np.float64):
+        xd = x.astype(dt)
+        a = gpu.soi_map(dev(xd), seed=12345).copy_to_host()
+        b = gpu.soi_map(xd, seed=12345).copy_to_host()
+        c = gpu.soi_map(dev(xd), seed=54321).copy_to_host()
+        assert a.dtype == dt
+        assert np.array_equal(a, b, equal_nan=True)
+        assert not np.array_equal(a, c, equal_nan=True)
+        fin = np.isfinite(xd)
+        # every value is x or a zero of x's sign
+        kept = a[fin] == xd[fin]
+        assert np.all(kept | ((a[fin] == 0) & (np.signbit(a[fin]) == np.signbit(xd[fin]))))
+        assert np.isnan(a[-5]) and a[-4] == math.inf
+        assert a[-3] == 0 and np.signbit(a[-3])
+
+
+def test_soi_map_depends_on_values_not_layout():
+    base = np.random.default_rng(4).standard_normal((6, 8))
+    view = cuda.to_device(base)[:, ::2]
+    a = gpu.soi_map(view, seed=9).copy_to_host()
+    b = gpu.soi_map(np.ascontiguousarray(base[:, ::2]), seed=9).copy_to_host()
+    assert np.array_equal(a, b)
+    out = cuda.device_array((6, 4))
+    assert gpu.soi_map(view, seed=9, out=out) is out
+    assert np.array_equal(out.copy_to_host(), a)
+
+
+def test_soi_map_mean_is_gelu():
+    """sum(m - Phi(x)) over n independent elements is within 5 standard
+    deviations (sqrt(sum Phi (1 - Phi))) of 0, for mixed x, in both dtypes."""
+    n = 1536 if SIMULATOR else 2**22
+    x = np.random.default_rng(5).uniform(-3, 3, n)
+    for dt in (np.float32, np.float64):
+        xd = x.astype(dt)
+        m = gpu.soi_map(dev(xd), seed=2026).copy_to_host() != 0
+        p = gelu_numba.ndtr(xd.astype(np.float64))
+        z = (m.sum() - p.sum()) / math.sqrt(np.sum(p * (1 - p)))
+        assert abs(z) < 5, z
+        # and per sign of x, so that a map with Phi(-x) could not pass
+        for side in (xd < 0, xd > 0):
+            z = (m[side].sum() - p[side].sum()) / math.sqrt(np.sum(p[side] * (1 - p[side])))
+            assert abs(z) < 5, z
+
+
+def test_soi_map_bad_arguments():
+    with pytest.raises(TypeError, match="seed"):
+        gpu.soi_map(np.ones(3), seed=1.5)
+    with pytest.raises(ValueError, match="seed"):
+        gpu.soi_map(np.ones(3), seed=-1)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        gpu.soi_map(np.array([1j]))
+    with pytest.raises(TypeError, match="device array"):
+        gpu.soi_map(np.ones(3), out=np.ones(3))
