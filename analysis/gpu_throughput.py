@@ -1,0 +1,265 @@
+"""GPU throughput of gelu_numba.gpu against the device-to-device copy roofline.
+
+Usage::
+
+    python -m analysis.gpu_throughput [--sizes 2**12,2**20,2**26]
+        [--functions gelu,gelu_backward] [--all-functions] [--tune]
+        [--rounds 15] [--batch 20] [--out FILE]
+
+For each function, dtype and size: standard-normal input already on the
+device, ``out=`` preallocated, so a call is the kernel launch and nothing
+else.  Time per call from CUDA events around ``batch`` back-to-back calls
+(the host's launch overhead overlaps the device's work, as in a training
+loop), median over ``rounds`` (minimum in the CSV).  Bytes moved are
+``(inputs + 1) * n * itemsize``; the roofline is a device-to-device copy of
+the same array timed the same way (``2 * n * itemsize`` bytes), and each
+function's bandwidth is quoted as a fraction of the copy's.
+
+Also measured: the float32 CPU ufunc on 2**26 elements (one thread, and
+``gelu_numba.parallel`` on every core), with ``out=`` preallocated, for the
+GPU/CPU ratio; ``--tune`` times a grid of launch configurations;
+``--all-functions`` adds every other function of ``gelu_numba.gpu`` at the
+largest size.  Prints a markdown report naming the device (and writes it to
+``--out``).  Needs a CUDA GPU; under the simulator
+(``NUMBA_ENABLE_CUDASIM=1``) it runs as a dry run on tiny sizes.
+"""
+
+import argparse
+import statistics
+import sys
+import time
+import warnings
+from datetime import datetime, timezone
+
+import numpy as np
+
+CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+DTYPES = ("float32", "float64")
+
+
+def _sizes(text):
+    try:
+        sizes = [int(eval(t, {"__builtins__": {}})) for t in text.split(",")]  # noqa: S307
+    except Exception:
+        raise argparse.ArgumentTypeError(
+            f"sizes must be integers or powers like 2**20, comma-separated; got {text!r}")
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"sizes must be positive; got {text!r}")
+    return sizes
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu_throughput",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=_sizes, default=_sizes("2**12,2**16,2**20,2**24,2**26"),
+                   help="array sizes (default 2**12,2**16,2**20,2**24,2**26)")
+    p.add_argument("--functions", default=",".join(CORE),
+                   help="functions timed at every size (default: %(default)s)")
+    p.add_argument("--all-functions", action="store_true",
+                   help="also time every other gelu_numba.gpu function at the largest size")
+    p.add_argument("--tune", action="store_true",
+                   help="time gelu and gelu_backward under a grid of launch configurations")
+    p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--batch", type=int, default=20)
+    p.add_argument("--cpu-n", type=_sizes, default=[2**26],
+                   help="size of the CPU comparison (default 2**26)")
+    p.add_argument("--out", help="also write the markdown report here")
+    args = p.parse_args(argv)
+    if args.rounds < 1 or args.batch < 1:
+        p.error("--rounds and --batch must be at least 1")
+    return args
+
+
+def _event_time(call, rounds, batch, cuda):
+    """(median, min) seconds per call over ``rounds`` batches."""
+    call()
+    cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        start, end = cuda.event(), cuda.event()
+        t0 = time.perf_counter()
+        start.record()
+        for _ in range(batch):
+            call()
+        end.record()
+        end.synchronize()
+        ms = start.elapsed_time(end)
+        # (the simulator's events return -1: host time for the dry run)
+        seconds = ms * 1e-3 if ms > 0 else time.perf_counter() - t0
+        times.append(seconds / batch)
+    return statistics.median(times), min(times)
+
+
+def device_info(cuda):
+    dev = cuda.get_current_device()
+    name = getattr(dev, "name", "CUDA simulator")
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return {"name": name, "sms": getattr(dev, "MULTIPROCESSOR_COUNT", 1),
+            "cc": ".".join(map(str, dev.compute_capability))}
+
+
+def measure(names, sizes, rounds, batch, cuda, gpu):
+    rows = []
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        for dt in DTYPES:
+            host = rng.standard_normal(n).astype(dt)
+            x = cuda.to_device(host)
+            y = cuda.to_device(host[::-1].copy())
+            out = cuda.device_array(n, dt)
+            copy = _event_time(lambda: out.copy_to_device(x), rounds, batch, cuda)
+            item = np.dtype(dt).itemsize
+            copy_bw = 2 * n * item / copy[0]
+            for name in names:
+                f = getattr(gpu, name)
+                args = (x, y, y)[:f.nin] if name != "soi_map" else (x,)
+                call = ((lambda: f(x, seed=1, out=out)) if name == "soi_map"
+                        else (lambda f=f, args=args: f(*args, out=out)))
+                t = _event_time(call, rounds, batch, cuda)
+                nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
+                rows.append({"function": name, "dtype": dt, "n": n,
+                             "t_median": t[0], "t_min": t[1],
+                             "gelem_s": n / t[0] / 1e9, "gb_s": nbytes / t[0] / 1e9,
+                             "copy_gb_s": copy_bw / 1e9,
+                             "fraction": nbytes / t[0] / copy_bw})
+            del x, y, out
+    return rows
+
+
+def cpu_comparison(n, rows, rounds=5):
+    """Seconds per call of the float32 CPU gelu (one thread; all cores)."""
+    import gelu_numba
+    import gelu_numba.parallel as gpar
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    out = np.empty_like(x)
+    res = {}
+    for label, f in (("cpu 1 thread", gelu_numba.gelu), ("cpu parallel", gpar.gelu)):
+        f(x, out=out)
+        ts = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            f(x, out=out)
+            ts.append(time.perf_counter() - t0)
+        res[label] = statistics.median(ts)
+    gpu_t = {r["dtype"]: r["t_median"] for r in rows
+             if r["function"] == "gelu" and r["n"] == n}
+    return res, gpu_t.get("float32")
+
+
+def tune(cuda, gpu, target, n, rounds, batch):
+    rows = []
+    saved = target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM
+    try:
+        for tpb in (128, 256, 512):
+            for bps in (2, 4, 8, 16, 32):
+                target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = tpb, bps
+                for r in measure(["gelu", "gelu_backward"], [n], rounds, batch, cuda, gpu):
+                    r.update(tpb=tpb, bps=bps)
+                    rows.append(r)
+    finally:
+        target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = saved
+    return rows
+
+
+def registers(gpu, names):
+    """Registers per thread of each compiled kernel of ``names``."""
+    out = {}
+    for name in names:
+        for (loop, layout), k in getattr(gpu, name)._kernels.items():
+            regs = k.get_regs_per_thread()
+            out[f"{name} {'float32' if loop == 'f' else 'float64'}"
+                f"{'' if layout[0] else ' (N-D)'}"] = sorted(set(regs.values()))
+    return out
+
+
+def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv):
+    lines = [f"# GPU throughput: {dev['name']} ({dev['sms']} SMs, compute capability {dev['cc']})",
+             "",
+             f"`python -m analysis.gpu_throughput {' '.join(argv)}`, "
+             f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.  Input on the device, "
+             "`out=` preallocated; time per call from CUDA events around back-to-back "
+             "calls, median of the rounds.  Fraction: bandwidth over that of a "
+             "device-to-device copy of the same array (bytes = inputs + output).",
+             "",
+             "| function | dtype | n | time (µs) | G elem/s | GB/s | copy GB/s | of copy |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows + extra_rows:
+        n = r["n"]
+        size = f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
+        lines.append(f"| `{r['function']}` | {r['dtype']} | {size} "
+                     f"| {r['t_median'] * 1e6:.1f} | {r['gelem_s']:.3g} | {r['gb_s']:.3g} "
+                     f"| {r['copy_gb_s']:.3g} | {r['fraction']:.0%} |")
+    if cpu is not None:
+        (times, g32), n = cpu
+        lines += ["", f"## Against the CPU ufunc (float32 `gelu`, {n} elements, `out=` preallocated)", ""]
+        for label, t in times.items():
+            ratio = f"{t / g32:.0f}x" if g32 else "-"
+            lines.append(f"- {label}: {t * 1e3:.2f} ms; GPU kernel "
+                         f"{g32 * 1e3 if g32 else float('nan'):.3f} ms: GPU is {ratio} faster")
+    if tune_rows:
+        lines += ["", "## Launch configurations (fraction of copy)", "",
+                  "| threads/block | blocks/SM | gelu f32 | gelu f64 | backward f32 | backward f64 |",
+                  "|---|---|---|---|---|---|"]
+        cfgs = sorted({(r["tpb"], r["bps"]) for r in tune_rows})
+        for tpb, bps in cfgs:
+            cell = {(r["function"], r["dtype"]): r["fraction"] for r in tune_rows
+                    if r["tpb"] == tpb and r["bps"] == bps}
+            lines.append(f"| {tpb} | {bps} | " + " | ".join(
+                f"{cell[(f, d)]:.0%}" for f in ("gelu", "gelu_backward") for d in DTYPES) + " |")
+    if regs:
+        lines += ["", "Registers per thread: " + "; ".join(
+            f"{k} {', '.join(map(str, v))}" for k, v in sorted(regs.items()))]
+    from analysis.sweep_float32 import machine_info
+    info = machine_info()
+    lines += ["", f"Host: {info['cpu']} ({info['cpu_count']} cores), Python {info['python']}, "
+              f"NumPy {info['numpy']}, Numba {info['numba']}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+    try:
+        from numba import cuda
+        from gelu_numba import gpu
+        from gelu_numba.gpu import target
+    except ImportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if not cuda.is_available():
+        print("error: no CUDA GPU here (set NUMBA_ENABLE_CUDASIM=1 for a dry "
+              "run on tiny sizes under the simulator)", file=sys.stderr)
+        return 2
+    names = [s for s in args.functions.split(",") if s]
+    unknown = [s for s in names if not hasattr(gpu, s) or s in ("device", "target")]
+    if unknown:
+        print(f"error: unknown functions {unknown}; choose from {', '.join(gpu.__all__)}",
+              file=sys.stderr)
+        return 2
+    if target.SIMULATOR:
+        # the simulator runs the generator's wrapping uint64 arithmetic in NumPy
+        warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
+    dev = device_info(cuda)
+    print(f"device: {dev['name']} ({dev['sms']} SMs, cc {dev['cc']})", flush=True)
+    rows = measure(names, args.sizes, args.rounds, args.batch, cuda, gpu)
+    extra = []
+    if args.all_functions:
+        others = [s for s in gpu.__all__ if s not in names and s != "device"]
+        extra = measure(others, [max(args.sizes)], args.rounds, args.batch, cuda, gpu)
+    cpu = None
+    if "gelu" in names and args.cpu_n[0] in args.sizes:
+        cpu = (cpu_comparison(args.cpu_n[0], rows), args.cpu_n[0])
+    tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else []
+    regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names]) \
+        if not target.SIMULATOR else {}
+    text = report(dev, rows, extra, cpu, tune_rows, regs, argv)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
