@@ -98,12 +98,14 @@ def device_info(cuda):
             "cc": ".".join(map(str, dev.compute_capability))}
 
 
-def measure(names, sizes, rounds, batch, cuda, gpu):
+def measure(names, sizes, rounds, batch, cuda, gpu, sort=False):
     rows = []
     rng = np.random.default_rng(0)
     for n in sizes:
         for dt in DTYPES:
             host = rng.standard_normal(n).astype(dt)
+            if sort:
+                host.sort()
             x = cuda.to_device(host)
             y = cuda.to_device(host[::-1].copy())
             out = cuda.device_array(n, dt)
@@ -147,25 +149,33 @@ def cpu_comparison(n, rows, rounds=5):
 
 
 def tune(cuda, gpu, target, n, rounds, batch):
+    """gelu and gelu_backward under a grid of launch configurations and
+    unroll factors; then on sorted input (a warp's elements then share
+    table rows: the cost of divergent table reads in the float64 kernels)."""
     rows = []
-    saved = target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM
+    saved = target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM, target.UNROLL
     try:
-        for tpb in (128, 256, 512):
-            for bps in (2, 4, 8, 16, 32):
-                target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = tpb, bps
-                for r in measure(["gelu", "gelu_backward"], [n], rounds, batch, cuda, gpu):
-                    r.update(tpb=tpb, bps=bps)
-                    rows.append(r)
+        for unroll in (1, 2, 4, 8):
+            for tpb in (256, 512):
+                for bps in (4, 8, 16):
+                    target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = tpb, bps
+                    target.UNROLL = unroll
+                    for r in measure(["gelu", "gelu_backward"], [n], rounds, batch,
+                                     cuda, gpu):
+                        r.update(tpb=tpb, bps=bps, unroll=unroll)
+                        rows.append(r)
     finally:
-        target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = saved
-    return rows
+        target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM, target.UNROLL = saved
+    sorted_rows = measure(["gelu", "gelu_backward"], [n], rounds, batch, cuda, gpu,
+                          sort=True)
+    return rows, sorted_rows
 
 
 def registers(gpu, names):
     """Registers per thread of each compiled kernel of ``names``."""
     out = {}
     for name in names:
-        for (loop, layout), k in getattr(gpu, name)._kernels.items():
+        for (loop, layout, _), k in getattr(gpu, name)._kernels.items():
             regs = k.get_regs_per_thread()
             out[f"{name} {'float32' if loop == 'f' else 'float64'}"
                 f"{'' if layout[0] else ' (N-D)'}"] = sorted(set(regs.values()))
@@ -197,15 +207,18 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv):
             lines.append(f"- {label}: {t * 1e3:.2f} ms; GPU kernel "
                          f"{g32 * 1e3 if g32 else float('nan'):.3f} ms: GPU is {ratio} faster")
     if tune_rows:
-        lines += ["", "## Launch configurations (fraction of copy)", "",
-                  "| threads/block | blocks/SM | gelu f32 | gelu f64 | backward f32 | backward f64 |",
-                  "|---|---|---|---|---|---|"]
-        cfgs = sorted({(r["tpb"], r["bps"]) for r in tune_rows})
-        for tpb, bps in cfgs:
-            cell = {(r["function"], r["dtype"]): r["fraction"] for r in tune_rows
-                    if r["tpb"] == tpb and r["bps"] == bps}
-            lines.append(f"| {tpb} | {bps} | " + " | ".join(
+        grid, sorted_rows = tune_rows
+        lines += ["", "## Launch configurations (fraction of copy, standard-normal input)", "",
+                  "| unroll | threads/block | blocks/SM | gelu f32 | gelu f64 | backward f32 | backward f64 |",
+                  "|---|---|---|---|---|---|---|"]
+        for u, tpb, bps in sorted({(r["unroll"], r["tpb"], r["bps"]) for r in grid}):
+            cell = {(r["function"], r["dtype"]): r["fraction"] for r in grid
+                    if (r["unroll"], r["tpb"], r["bps"]) == (u, tpb, bps)}
+            lines.append(f"| {u} | {tpb} | {bps} | " + " | ".join(
                 f"{cell[(f, d)]:.0%}" for f in ("gelu", "gelu_backward") for d in DTYPES) + " |")
+        lines += ["", "Sorted input (each warp's elements close together), default "
+                  "configuration: " + "; ".join(
+                      f"{r['function']} {r['dtype']} {r['fraction']:.0%}" for r in sorted_rows)]
     if regs:
         lines += ["", "Registers per thread: " + "; ".join(
             f"{k} {', '.join(map(str, v))}" for k, v in sorted(regs.items()))]
@@ -249,7 +262,7 @@ def main(argv=None):
     cpu = None
     if "gelu" in names and args.cpu_n[0] in args.sizes:
         cpu = (cpu_comparison(args.cpu_n[0], rows), args.cpu_n[0])
-    tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else []
+    tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else None
     regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names]) \
         if not target.SIMULATOR else {}
     text = report(dev, rows, extra, cpu, tune_rows, regs, argv)

@@ -104,6 +104,7 @@ _IMPL = """
 def _named(kernel, name):
     """The compiled body under the public name (the ufunc's __name__)."""
     kernel.__name__ = kernel.__qualname__ = name
+    kernel.cuda.__name__ = kernel.cuda.__qualname__ = name
     return kernel
 
 

@@ -47,6 +47,8 @@ SIMULATOR = bool(config.ENABLE_CUDASIM)
 THREADS_PER_BLOCK = 256
 #: grid size cap, in blocks per multiprocessor
 BLOCKS_PER_SM = 16
+#: elements per thread and trip of the contiguous loop (loaded together)
+UNROLL = 4
 
 _FLOAT = {"f": np.dtype(np.float32), "d": np.dtype(np.float64)}
 _CAST = {"f": np.float32, "d": np.float64}
@@ -57,8 +59,9 @@ _DEVICE_TEXT = ("a numba device array or an object with "
 # ---------------------------------------------------------------- device side
 
 def device_function(kernel, name=None, doc=None):
-    """A lazily compiled CUDA device function running ``kernel``."""
-    dev = cuda.jit(device=True)(kernel)
+    """A lazily compiled CUDA device function running ``kernel`` (a body
+    made by :func:`gelu_numba.kernels.dispatch.by_precision`)."""
+    dev = cuda.jit(device=True)(kernel.cuda)
     if name is not None:
         dev.__name__ = dev.__qualname__ = name
     if doc is not None:
@@ -105,6 +108,39 @@ def kernel({args}, out):
 {unravel}
         out[{out_index}] = dev({loads})
 """
+
+
+# Contiguous operands: UNROLL elements per thread and trip, all loaded
+# before any is computed.  With one 4-byte load in flight per thread, an
+# H100 SM (2048 threads) has 8 KiB outstanding, about half of what its share
+# of HBM bandwidth times latency needs, and float32 gelu ran at 46 % of a
+# copy's bandwidth (analysis/gpu_throughput.py).
+_FLAT = """
+def kernel({args}, out):
+    n = out.size
+    step = cuda.gridsize(1)
+    i = cuda.grid(1)
+    while i + {last} * step < n:
+{loads}
+{stores}
+        i += {unroll} * step
+    while i < n:
+        out[i] = dev({tail})
+        i += step
+"""
+
+
+def _flat_fields(nin, unroll):
+    names = [f"a{k}" for k in range(nin)]
+    pad = " " * 8
+    loads = [f"{pad}v{k}_{u} = cast({n}[i + {u} * step])"
+             for u in range(unroll) for k, n in enumerate(names)]
+    stores = [f"{pad}out[i + {u} * step] = dev("
+              + ", ".join(f"v{k}_{u}" for k in range(nin)) + ")"
+              for u in range(unroll)]
+    return {"args": ", ".join(names), "last": unroll - 1, "unroll": unroll,
+            "loads": "\n".join(loads), "stores": "\n".join(stores),
+            "tail": ", ".join(f"cast({n}[i])" for n in names)}
 
 
 def _loop_fields(layout, nin, pad):
@@ -285,11 +321,15 @@ class GpuFunction:
 
     def launch(self, views, dst, shape, loop, stream):
         views, target, layout = operands(views, dst, shape)
-        kernel = self._kernels.get((loop, layout))
+        key = (loop, layout, UNROLL)
+        kernel = self._kernels.get(key)
         if kernel is None:
-            kernel = _generate(_ELEMENTWISE,
-                               {"dev": self.device, "cast": _CAST[loop]},
-                               **_loop_fields(layout, self.nin, 8))
-            self._kernels[(loop, layout)] = kernel
+            scope = {"dev": self.device, "cast": _CAST[loop]}
+            if layout[0]:
+                kernel = _generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
+            else:
+                kernel = _generate(_ELEMENTWISE, scope,
+                                   **_loop_fields(layout, self.nin, 8))
+            self._kernels[key] = kernel
         blocks, threads = launch_config(math.prod(shape))
         kernel[blocks, threads, stream](*views, target)

@@ -61,13 +61,12 @@ def _register(choose, k64, k32, target, **options):
     overload(choose, target=target, **options)(scope["typing"])
 
 
-def by_precision(k64, k32, nin):
-    """A scalar function of ``nin`` arguments running ``k32`` on float32
-    arguments and ``k64`` otherwise (compile-time choice)."""
+def _switch(k64, k32, nin):
+    """A fresh pair ``(choose, body)``: ``choose`` is the overloadable
+    name (its Python body serves pure-Python calls), ``body`` the function
+    that gets compiled, which calls ``choose``.  The argument names must be
+    the kernels' own."""
     stamp = _STAMP
-    # ``choose`` is an overloaded name (its Python body serves pure-Python
-    # calls); ``body`` is what gets compiled, and it calls ``choose``.
-    # The argument names must be the kernels' own.
     if nin == 1:
         def choose(x):
             return _pick(k64, k32, (x,))(x)
@@ -91,13 +90,28 @@ def by_precision(k64, k32, nin):
             return choose(x, mu, sigma)
     else:
         raise ValueError(f"nin must be 1, 2 or 3, got {nin}")
-    # The CPU inlines the chosen kernel at the Numba-IR level (the ufunc
-    # loop then vectorises it).  CUDA gets a plain call, which NVVM inlines:
-    # numba-cuda 0.30 cannot lower comparisons in IR that numba's overload
-    # inliner produced ("No implementation of function lt(omitted, omitted)").
-    _register(choose, k64, k32, "cpu", inline="always")
-    _register(choose, k64, k32, "cuda")
     body.__name__ = body.__qualname__ = k64.__name__
     body.__doc__ = k64.__doc__
+    return choose, body
+
+
+def by_precision(k64, k32, nin):
+    """A scalar function of ``nin`` arguments running ``k32`` on float32
+    arguments and ``k64`` otherwise (compile-time choice).
+
+    The result is the CPU body; its attribute ``cuda`` is the same switch
+    for the CUDA target (:mod:`gelu_numba.gpu`), with its own ``choose``.
+    The CPU inlines the chosen kernel at the Numba-IR level (the ufunc loop
+    then vectorises it); CUDA gets a plain call, which NVVM inlines.  They
+    cannot share one ``choose``: Numba caches a function's resolved
+    overload per argument types, not per target, so CUDA would reuse the
+    CPU's inlined IR, which numba-cuda 0.30 cannot lower ("No implementation
+    of function lt(omitted, omitted)").
+    """
+    choose, body = _switch(k64, k32, nin)
+    _register(choose, k64, k32, "cpu", inline="always")
+    cuda_choose, cuda_body = _switch(k64, k32, nin)
+    _register(cuda_choose, k64, k32, "cuda")
+    body.cuda = cuda_body
     body.k64, body.k32, body.nin = k64, k32, nin
     return body

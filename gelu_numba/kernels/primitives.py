@@ -12,20 +12,22 @@ building blocks are the classical error-free transformations:
 They are exact only under round-to-nearest with no reassociation, so nothing
 here may be compiled with ``fastmath``.
 
-Five operations depend on the target and are the package's single switch
-between targets: :func:`fma` (a fused multiply-add, rounded once),
-:func:`pow2` (the double ``2**n`` for an integer ``-1022 <= n <= 1023``),
-:func:`scale_shifted` (``p * 2**k`` with ``k`` read off a rounding-shifter
-sum), :func:`step_bits` (the neighbouring double) and :func:`nan_to_zero`.
-Their Python bodies are exact reference implementations, used by pure-Python
-execution such as the CUDA simulator.  Compiled code gets LLVM IR instead
-(``llvm.fma.f64``, bit-level constructions of ``2**n`` and of the scaling, an
-integer-domain NaN test): on the CPU no libm call is left to block
-vectorisation (``llvm.fma.f64`` is one ``vfmadd``); the same IR serves the
-CUDA target, where NVVM turns it into ``fma.rn.f64`` and integer
-instructions, the device's own primitives.  The overloads below are
-registered for the ``generic`` target, which covers both; a target that
-needs another primitive registers its own overload of the same name.
+Seven operations depend on the target and are the package's single switch
+between targets: :func:`add_rn` and :func:`mul_rn` (a sum or a product that
+is never fused into an FMA, which the error-free transformations need),
+:func:`fma` (a fused multiply-add, rounded once), :func:`pow2` (the double
+``2**n`` for an integer ``-1022 <= n <= 1023``), :func:`scale_shifted`
+(``p * 2**k`` with ``k`` read off a rounding-shifter sum), :func:`step_bits`
+(the neighbouring double) and :func:`nan_to_zero`.  Their Python bodies are
+exact reference implementations, used by pure-Python execution such as the
+CUDA simulator.  Compiled code gets LLVM IR instead: ``llvm.fma.f64``,
+bit-level constructions of ``2**n`` and of the scaling, an integer-domain
+NaN test, so that on the CPU no libm call is left to block vectorisation
+(``llvm.fma.f64`` is one ``vfmadd``).  The same IR serves the CUDA target,
+where NVVM turns it into ``fma.rn.f64`` and integer instructions (these
+overloads are registered for the ``generic`` target).  ``add_rn`` and
+``mul_rn`` are plain ``+`` and ``*`` on the CPU and NVVM's ``add.rn`` and
+``mul.rn`` on CUDA (see the comment at their definition).
 """
 
 import math
@@ -34,7 +36,7 @@ from fractions import Fraction
 
 from llvmlite import ir
 from numba import njit
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
 
@@ -87,6 +89,72 @@ def nan_to_zero(x):
     select is folded by LLVM back into the later comparisons.
     """
     return x if x == x else 0.0
+
+
+def add_rn(a, b):
+    """``a + b``, rounded on its own: never fused with a product into an FMA."""
+    return a + b
+
+
+def mul_rn(a, b):
+    """``a * b``, rounded on its own: never fused with a sum into an FMA."""
+    return a * b
+
+
+def _nvvm_binary(name):
+    """An intrinsic calling the NVVM intrinsic ``name`` on two doubles."""
+    @intrinsic
+    def call(typingctx, a, b):
+        sig = types.float64(types.float64, types.float64)
+
+        def codegen(context, builder, signature, args):
+            fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 2)
+            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+            return builder.call(fn, args)
+
+        return sig, codegen
+
+    return call
+
+
+# NVVM fuses a product and a sum into an FMA wherever it can (its default
+# -fma=1, which numba-cuda does not turn off).  That breaks the error-free
+# transformations below, which need the rounded product or sum itself (a
+# contracted two_prod or two_sum loses the low part of a double-double:
+# measured 30 to 700 ulp in the logistic forms' float64 tail on an H100).
+# PTX add.rn / mul.rn, with their explicit rounding, are never fused and
+# cost the same as add / mul.
+_add_rn_nvvm = _nvvm_binary("llvm.nvvm.add.rn.d")
+_mul_rn_nvvm = _nvvm_binary("llvm.nvvm.mul.rn.d")
+
+
+def _is_f64(*tys):
+    return all(isinstance(t, types.Float) and t.bitwidth == 64 for t in tys)
+
+
+@overload(add_rn, target="cpu")
+def _add_rn_cpu(a, b):
+    # LLVM on the CPU contracts nothing without fast-math flags
+    return lambda a, b: a + b
+
+
+@overload(mul_rn, target="cpu")
+def _mul_rn_cpu(a, b):
+    return lambda a, b: a * b
+
+
+@overload(add_rn, target="cuda")
+def _add_rn_cuda(a, b):
+    if _is_f64(a, b):
+        return lambda a, b: _add_rn_nvvm(a, b)
+    return lambda a, b: a + b
+
+
+@overload(mul_rn, target="cuda")
+def _mul_rn_cuda(a, b):
+    if _is_f64(a, b):
+        return lambda a, b: _mul_rn_nvvm(a, b)
+    return lambda a, b: a * b
 
 
 @intrinsic
@@ -196,24 +264,24 @@ def _pow2_cpu(n):
 @njit(inline="always")
 def two_sum(a, b):
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly."""
-    s = a + b
-    bb = s - a
-    e = (a - (s - bb)) + (b - bb)
+    s = add_rn(a, b)
+    bb = add_rn(s, -a)
+    e = add_rn(add_rn(a, -add_rn(s, -bb)), add_rn(b, -bb))
     return s, e
 
 
 @njit(inline="always")
 def fast_two_sum(a, b):
     """``(s, e)`` with ``s + e == a + b`` exactly, assuming ``|a| >= |b|``."""
-    s = a + b
-    e = b - (s - a)
+    s = add_rn(a, b)
+    e = add_rn(b, -add_rn(s, -a))
     return s, e
 
 
 @njit(inline="always")
 def two_prod(a, b):
     """``(p, e)`` with ``p = fl(a*b)`` and ``p + e == a*b`` exactly."""
-    p = a * b
+    p = mul_rn(a, b)
     return p, fma(a, b, -p)
 
 
@@ -247,7 +315,7 @@ def mul_round(y, h, l):
     On overflow the error term is -inf: it is dropped before the addition
     so that no NaN (and no spurious invalid flag) appears.
     """
-    p = y * h
+    p = mul_rn(y, h)
     e = fma(y, h, -p) + y * l
     # p = 0 is exact (an underflowed product has e = 0 too) and keeps its sign
     return p if p == 0.0 else p + (e if abs(p) < math.inf else 0.0)
