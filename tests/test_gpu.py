@@ -370,3 +370,21 @@ def test_soi_map_bad_arguments():
         gpu.soi_map(np.array([1j]))
     with pytest.raises(TypeError, match="device array"):
         gpu.soi_map(np.ones(3), out=np.ones(3))
+
+
+def test_throughput_script_runs(tmp_path, capsys):
+    """analysis.gpu_throughput end to end on a tiny size (a dry run under
+    the simulator): it prints and writes its report, naming the device."""
+    from analysis import gpu_throughput
+    out = tmp_path / "report.md"
+    assert gpu_throughput.main(["--sizes", "64", "--rounds", "1", "--batch", "1",
+                                "--functions", "gelu,gelu_backward,soi_map",
+                                "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("# GPU throughput: ")
+    for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64"):
+        assert name in text
+    assert "wrote" in capsys.readouterr().out
+    assert gpu_throughput.main(["--functions", "nope"]) == 2
+    with pytest.raises(SystemExit):
+        gpu_throughput.main(["--sizes", "abc"])

@@ -35,8 +35,8 @@ from numba.cuda.random import (
 
 from gelu_numba.gpu import device
 from gelu_numba.gpu.target import (
-    _CAST, _generate, _loop_fields, launch_config, operands, prepare_inputs,
-    prepare_out,
+    _CAST, _generate, _launch, _loop_fields, launch_config, operands,
+    prepare_inputs, prepare_out,
 )
 from gelu_numba.kernels.soi import keep_or_zero
 from gelu_numba.soi import _seed64
@@ -95,5 +95,5 @@ def soi_map(x, seed=None, out=None, stream=0):
                 **_loop_fields(layout, 1, 12))
             _kernels[(loop, layout)] = kernel
         blocks, threads = launch_config(streams)
-        kernel[blocks, threads, stream](view, target, states, streams)
+        _launch(kernel, blocks, threads, stream, (view, target, states, streams))
     return dst if out is None else out

@@ -33,10 +33,16 @@ Launch configuration
 """
 
 import math
+import warnings
 
 import numpy as np
 from numba import cuda
 from numba.core import config
+
+try:  # numba-cuda's own warning class (numba-cuda >= 0.2x)
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+except ImportError:  # pragma: no cover
+    from numba.core.errors import NumbaPerformanceWarning
 
 from gelu_numba.targets import _ACCEPTED_CHARS, _ACCEPTED_TEXT, _loop_for
 
@@ -164,9 +170,32 @@ def launch_config(n):
     device (a grid-stride loop covers the rest)."""
     if SIMULATOR:
         return max(1, min(4, n)), 1
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
-    blocks = min(-(-n // THREADS_PER_BLOCK), sms * BLOCKS_PER_SM)
+    blocks = min(-(-n // THREADS_PER_BLOCK), _sm_count() * BLOCKS_PER_SM)
     return max(blocks, 1), THREADS_PER_BLOCK
+
+
+_SMS = {}
+
+
+def _sm_count():
+    """Multiprocessors of the current device (cached per device)."""
+    dev = cuda.get_current_device()
+    sms = _SMS.get(dev.id)
+    if sms is None:
+        sms = _SMS[dev.id] = dev.MULTIPROCESSOR_COUNT
+    return sms
+
+
+def _launch(kernel, blocks, threads, stream, args):
+    if SIMULATOR or blocks >= 128:
+        kernel[blocks, threads, stream](*args)
+        return
+    # a small array needs few blocks: numba-cuda's low-occupancy warning
+    # (below 128 blocks) would fire on every call and says nothing the
+    # caller can act on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        kernel[blocks, threads, stream](*args)
 
 
 def _is_device(value):
@@ -269,8 +298,9 @@ def operands(views, dst, shape):
     if all(tuple(v.shape) == tuple(shape) for v in views):
         order = _contiguous_order(views + [dst])
     if order is not None:
-        views = [v.reshape(n, order=order) for v in views]
-        target = dst.reshape(n, order=order)
+        # (1-D operands are used as they are: a reshape costs microseconds)
+        views = [v if v.ndim == 1 else v.reshape(n, order=order) for v in views]
+        target = dst if dst.ndim == 1 else dst.reshape(n, order=order)
     else:
         views = [v.reshape(1) if v.ndim == 0 else v for v in views]
         target = dst.reshape(1) if dst.ndim == 0 else dst
@@ -332,4 +362,4 @@ class GpuFunction:
                                    **_loop_fields(layout, self.nin, 8))
             self._kernels[key] = kernel
         blocks, threads = launch_config(math.prod(shape))
-        kernel[blocks, threads, stream](*views, target)
+        _launch(kernel, blocks, threads, stream, (*views, target))
