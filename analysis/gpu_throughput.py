@@ -12,8 +12,11 @@ else.  Time per call from CUDA events around ``batch`` back-to-back calls
 (the host's launch overhead overlaps the device's work, as in a training
 loop), median over ``rounds`` (minimum in the CSV).  Bytes moved are
 ``(inputs + 1) * n * itemsize``; the roofline is a device-to-device copy of
-the same array timed the same way (``2 * n * itemsize`` bytes), and each
-function's bandwidth is quoted as a fraction of the copy's.
+the same array timed the same way (``cuMemcpyDtoDAsync``, ``2 * n *
+itemsize`` bytes), and each function's bandwidth is quoted as a fraction of
+the copy's.  Everything runs on one non-default stream.  Below about 2**22
+elements a call costs its host-side launch (about 90 µs in Python), not
+the kernel: the fractions there measure that overhead.
 
 Also measured: the float32 CPU ufunc on 2**26 elements (one thread, and
 ``gelu_numba.parallel`` on every core), with ``out=`` preallocated, for the
@@ -70,18 +73,18 @@ def parse_args(argv):
     return args
 
 
-def _event_time(call, rounds, batch, cuda):
-    """(median, min) seconds per call over ``rounds`` batches."""
+def _event_time(call, rounds, batch, cuda, stream):
+    """(median, min) seconds per call over ``rounds`` batches on ``stream``."""
     call()
     cuda.synchronize()
     times = []
     for _ in range(rounds):
         start, end = cuda.event(), cuda.event()
         t0 = time.perf_counter()
-        start.record()
+        start.record(stream)
         for _ in range(batch):
             call()
-        end.record()
+        end.record(stream)
         end.synchronize()
         ms = start.elapsed_time(end)
         # (the simulator's events return -1: host time for the dry run)
@@ -101,6 +104,9 @@ def device_info(cuda):
 def measure(names, sizes, rounds, batch, cuda, gpu, sort=False):
     rows = []
     rng = np.random.default_rng(0)
+    # a stream of its own: on the default stream numba's device-to-device
+    # copy is synchronous, and its host round trip would be timed too
+    stream = cuda.stream()
     for n in sizes:
         for dt in DTYPES:
             host = rng.standard_normal(n).astype(dt)
@@ -109,15 +115,17 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False):
             x = cuda.to_device(host)
             y = cuda.to_device(host[::-1].copy())
             out = cuda.device_array(n, dt)
-            copy = _event_time(lambda: out.copy_to_device(x), rounds, batch, cuda)
+            copy = _event_time(lambda: out.copy_to_device(x, stream=stream),
+                               rounds, batch, cuda, stream)
             item = np.dtype(dt).itemsize
             copy_bw = 2 * n * item / copy[0]
             for name in names:
                 f = getattr(gpu, name)
                 args = (x, y, y)[:f.nin] if name != "soi_map" else (x,)
-                call = ((lambda: f(x, seed=1, out=out)) if name == "soi_map"
-                        else (lambda f=f, args=args: f(*args, out=out)))
-                t = _event_time(call, rounds, batch, cuda)
+                call = ((lambda: f(x, seed=1, out=out, stream=stream))
+                        if name == "soi_map" else
+                        (lambda f=f, args=args: f(*args, out=out, stream=stream)))
+                t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append({"function": name, "dtype": dt, "n": n,
                              "t_median": t[0], "t_min": t[1],

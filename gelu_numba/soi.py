@@ -83,13 +83,12 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.dispatch import _STAMP
-from gelu_numba.kernels.soi import keep_or_zero
+from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
 from gelu_numba.targets import _ACCEPTED_TEXT, _check_input, _loop_for
 from gelu_numba.ufuncs import ndtr
 
 __all__ = ["soi_map"]
 
-_GAMMA = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 
 
@@ -98,14 +97,7 @@ def _make_loop(stamp):
     is a closure variable, hence part of Numba's cache key: the loop inlines
     the ndtr kernel, and Numba's cache would otherwise not notice a change
     to it (see :mod:`gelu_numba.kernels.dispatch`)."""
-    # every integer constant is a uint64: Numba unifies uint64 with int64
-    # to float64, which would silently break the modular arithmetic
-    gamma = np.uint64(_GAMMA)
-    mul1 = np.uint64(0xBF58476D1CE4E5B9)
-    mul2 = np.uint64(0x94D049BB133111EB)
-    s30 = np.uint64(30)
-    s27 = np.uint64(27)
-    s31 = np.uint64(31)
+    gamma = GAMMA
     s11 = np.uint64(11)
     one = np.uint64(1)
     ulp53 = 2.0 ** -53
@@ -114,10 +106,7 @@ def _make_loop(stamp):
     def _soi_loop(x, seed, out):
         stamp  # noqa: B018 (part of the cache key)
         for i in range(x.size):
-            z = seed + (np.uint64(i) + one) * gamma
-            z = (z ^ (z >> s30)) * mul1
-            z = (z ^ (z >> s27)) * mul2
-            z = z ^ (z >> s31)
+            z = mix64(seed + (np.uint64(i) + one) * gamma)
             # z >> 11 < 2**53: exact through int64 and float64
             u = np.float64(np.int64(z >> s11)) * ulp53
             v = x[i]

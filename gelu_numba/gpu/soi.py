@@ -9,36 +9,39 @@ of the input's precision.
 
 Random numbers
 --------------
-``S = min(n, STREAMS)`` xoroshiro128+ streams (numba-cuda's
-``create_xoroshiro128p_states(S, seed)``: stream s starts ``s * 2**64``
-steps into the sequence of ``seed``).  The element of C-order flat index
-i draws the ``(i // S)``-th number of stream ``i % S``, as a float64 of
-[0, 1) on the grid of step 2**-53 (``xoroshiro128p_uniform_float64``);
-``m = (u < p)``.  S depends on n alone and each stream is consumed in
-element order whatever thread runs it, so the result is a pure function of
-(seed, the input values, dtype and shape): the same on every device, grid
-and simulator.  It is *not* the CPU :func:`gelu_numba.soi_map` stream
-(SplitMix64): the two agree in distribution, not bit for bit.  Seeds are
-integers of [0, 2**64) or None (a fresh one from the operating system).
+``S = min(n, STREAMS)`` streams of numba-cuda's xoroshiro128+
+(``xoroshiro128p_uniform_float64``: a float64 of [0, 1) on the grid of
+step 2**-53).  The element of C-order flat index i draws the
+``(i // S)``-th number of stream ``i % S``; ``m = (u < p)``.  Stream s
+starts from the state ``(w[2s], w[2s + 1])``, w the SplitMix64 stream of
+the seed (Vigna's recommended seeding of xoroshiro), set on the device by
+one thread per stream.  (numba-cuda's own ``create_xoroshiro128p_states``
+spaces its streams 2**64 steps apart, but makes them on the host, one jump
+after the other: 30 ms for 2**18 streams, 100 times the kernel's time.
+Streams from distinct seeded states overlap with probability about
+``S**2 * draws / 2**128``, below 2**-60 here.)  S depends on n alone and
+each stream is consumed in element order whatever thread runs it, so the
+result is a pure function of (seed, the input values, dtype and shape):
+the same on every device, grid and under the simulator.  It is *not* the
+CPU :func:`gelu_numba.soi_map` (which draws SplitMix64 directly): the two
+agree in distribution, not bit for bit.  Seeds are integers of
+[0, 2**64) or None (a fresh one from the operating system).
 
 Accuracy: ``|P(m = 1) - Phi(x)| < 2**-53 + ulp(Phi(x))`` as on the CPU.
-Cost: the states are made on the host (about 30 ms for 2**18 of them)
-and copied to the device, 4 MiB, on each call.
 """
 
 import math
 
 from numba import cuda
-from numba.cuda.random import (
-    create_xoroshiro128p_states, xoroshiro128p_uniform_float64,
-)
+import numpy as np
+from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
 from gelu_numba.gpu import device
 from gelu_numba.gpu.target import (
     _CAST, _generate, _launch, _loop_fields, launch_config, operands,
     prepare_inputs, prepare_out,
 )
-from gelu_numba.kernels.soi import keep_or_zero
+from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
 from gelu_numba.soi import _seed64
 
 #: the number of random streams (the parallelism of one call)
@@ -54,6 +57,17 @@ def kernel({args}, out, states, streams):
 """
 
 _kernels = {}
+_ONE = np.uint64(1)
+_TWO = np.uint64(2)
+
+
+@cuda.jit
+def _seed_streams(states, seed):
+    """Stream s starts at SplitMix64 outputs 2s and 2s + 1 of ``seed``."""
+    for s in range(cuda.grid(1), states.size, cuda.gridsize(1)):
+        base = seed + (np.uint64(s) * _TWO + _ONE) * GAMMA
+        states[s]["s0"] = mix64(base)
+        states[s]["s1"] = mix64(base + GAMMA)
 
 
 def soi_map(x, seed=None, out=None, stream=0):
@@ -84,16 +98,17 @@ def soi_map(x, seed=None, out=None, stream=0):
     n = math.prod(shape)
     if n:
         streams = min(n, STREAMS)
-        states = create_xoroshiro128p_states(streams, seed=s, stream=stream)
+        states = cuda.device_array(streams, dtype=xoroshiro128p_dtype, stream=stream)
+        blocks, threads = launch_config(streams)
+        _launch(_seed_streams, blocks, threads, stream, (states, s))
         (view,), target, layout = operands([view], dst, shape)
         kernel = _kernels.get((loop, layout))
         if kernel is None:
             kernel = _generate(_SOI, {
                 "cast": _CAST[loop], "ndtr": device.ndtr,
-                "keep_or_zero": cuda.jit(device=True)(keep_or_zero.py_func),
+                "keep_or_zero": keep_or_zero,
                 "uniform": xoroshiro128p_uniform_float64},
                 **_loop_fields(layout, 1, 12))
             _kernels[(loop, layout)] = kernel
-        blocks, threads = launch_config(streams)
         _launch(kernel, blocks, threads, stream, (view, target, states, streams))
     return dst if out is None else out
