@@ -187,14 +187,21 @@ def _sm_count():
 
 
 def _launch(kernel, blocks, threads, stream, args):
-    if SIMULATOR or blocks >= 128:
+    if blocks >= 128 and not SIMULATOR:
         kernel[blocks, threads, stream](*args)
         return
-    # a small array needs few blocks: numba-cuda's low-occupancy warning
-    # (below 128 blocks) would fire on every call and says nothing the
-    # caller can act on
     with warnings.catch_warnings():
+        # a small array needs few blocks: numba-cuda's low-occupancy warning
+        # (below 128 blocks) would fire on every call and says nothing the
+        # caller can act on
         warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        if SIMULATOR:
+            # the simulator runs kernels on NumPy scalars, which warn on
+            # overflow and invalid operations (the SOI generator's intended
+            # uint64 wraparound, inf * 0 in an unused branch); a GPU raises
+            # no floating-point exceptions.  The filter is process-wide, so
+            # it also covers the simulator's thread per CUDA thread.
+            warnings.simplefilter("ignore", RuntimeWarning)
         kernel[blocks, threads, stream](*args)
 
 
