@@ -61,35 +61,38 @@ def _register(choose, k64, k32, target, **options):
     overload(choose, target=target, **options)(scope["typing"])
 
 
+_SWITCH = """
+def choose({args}):
+    return _pick(k64, k32, ({args},))({args})
+
+
+def make(stamp):
+    def body({args}):
+        stamp  # noqa: B018 (the cache key, see below)
+        return choose({args})
+    return body
+"""
+_ARGS = {1: "x", 2: "dy, x", 3: "x, mu, sigma"}
+
+
 def _switch(k64, k32, nin):
     """A fresh pair ``(choose, body)``: ``choose`` is the overloadable
     name (its Python body serves pure-Python calls), ``body`` the function
     that gets compiled, which calls ``choose``.  The argument names must be
-    the kernels' own."""
-    stamp = _STAMP
-    if nin == 1:
-        def choose(x):
-            return _pick(k64, k32, (x,))(x)
+    the kernels' own.
 
-        def body(x):
-            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
-            return choose(x)
-    elif nin == 2:
-        def choose(dy, x):
-            return _pick(k64, k32, (dy, x))(dy, x)
-
-        def body(dy, x):
-            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
-            return choose(dy, x)
-    elif nin == 3:
-        def choose(x, mu, sigma):
-            return _pick(k64, k32, (x, mu, sigma))(x, mu, sigma)
-
-        def body(x, mu, sigma):
-            stamp  # noqa: B018 (part of the cache key, see _source_stamp)
-            return choose(x, mu, sigma)
-    else:
+    Numba's cache key holds the pickled closure variables of ``body``; a
+    kernel made by a factory (the fitted approximations) pickles by value,
+    differently in every process, so ``body`` finds ``choose`` among its
+    globals and closes over the source stamp alone: the key is then the
+    same in every process and still changes with any kernel or table file.
+    """
+    if nin not in _ARGS:
         raise ValueError(f"nin must be 1, 2 or 3, got {nin}")
+    scope = {"__name__": __name__, "_pick": _pick, "k64": k64, "k32": k32}
+    # compiled under this file's name: Numba's cache locates it by its file
+    exec(compile(_SWITCH.format(args=_ARGS[nin]), __file__, "exec"), scope)
+    choose, body = scope["choose"], scope["make"](_STAMP)
     body.__name__ = body.__qualname__ = k64.__name__
     body.__doc__ = k64.__doc__
     return choose, body
