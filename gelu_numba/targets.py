@@ -9,6 +9,9 @@ no loop accepts.  :func:`parallel_ufunc` builds the multithreaded
 equivalent (``target='parallel'``); the CUDA target adds its factory here.
 """
 
+import importlib
+import pickle
+import sys
 import threading
 
 import numpy as np
@@ -84,6 +87,26 @@ def _call_where(nin, call, args, kwargs):
     return out
 
 
+#: the modules that publish ufuncs (pickles name them there)
+_HOMES = ("gelu_numba.ufuncs", "gelu_numba.approximations", "gelu_numba.parallel")
+
+
+def _published(module, name):
+    """The ufunc ``module.name`` (what a pickle of one rebuilds)."""
+    return getattr(importlib.import_module(module), name)
+
+
+def _reduce_by_name(uf):
+    # by reference, as NumPy pickles its own ufuncs: a Numba DUFunc pickles
+    # its dispatcher, and the copy lacks the lazy loops' state; so Dask's
+    # distributed scheduler and multiprocessing could not ship the ufuncs
+    for module in _HOMES:
+        home = sys.modules.get(module)
+        if home is not None and getattr(home, uf.__name__, None) is uf:
+            return _published, (module, uf.__name__)
+    raise pickle.PicklingError(f"{uf!r} is not one of gelu_numba's published ufuncs")
+
+
 class GeluUFunc(DUFunc):
     """A Numba DUFunc with the float32/float64 loops of one kernel.
 
@@ -100,6 +123,9 @@ class GeluUFunc(DUFunc):
     (in that order, which NumPy's loop selection needs); so do ``.ufunc``,
     ``.types``, the ufunc methods and ``@njit`` typing.
     """
+
+    def __reduce__(self):
+        return _reduce_by_name(self)
 
     def _init_lazy(self, nin):
         self._nin_ = nin
@@ -301,7 +327,12 @@ class ParallelGeluUFunc:
         return _call_where(nin, self.ufunc, args, kwargs)
 
     def __getattr__(self, name):
+        if name.startswith("__"):       # (no ufunc for pickle's lookups on a bare copy)
+            raise AttributeError(name)
         return getattr(self.ufunc, name)
+
+    def __reduce__(self):
+        return _reduce_by_name(self)
 
     def __repr__(self):
         return f"<gelu_numba.parallel.{self.__name__}>"

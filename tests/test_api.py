@@ -149,3 +149,24 @@ def test_loop_is_vectorised(name, dtype):
     asm = loop_assembly(getattr(g, name), dtype)
     packed = re.findall(r"vfmadd\d+pd\s+[^\n]*%[yz]mm", asm)
     assert len(packed) >= 8, f"{name} {dtype}: {len(packed)} packed FMAs"
+
+
+def test_ufuncs_pickle_by_reference():
+    # Dask's distributed scheduler and multiprocessing ship functions by pickle
+    import pickle
+    import subprocess
+    import sys
+
+    import gelu_numba.parallel as gp
+    from gelu_numba import approximations
+
+    for f in (g.gelu, g.gelu_backward, g.silu, gp.gelu, approximations.gelu_poly6):
+        assert pickle.loads(pickle.dumps(f)) is f
+    blob = pickle.dumps((g.gelu_backward, np.float32(2.0), np.float32(-1.0)))
+    code = ("import pickle, sys; f, dy, x = pickle.loads(sys.stdin.buffer.read()); "
+            "y = f(dy, x); print(y.dtype, repr(float(y)))")
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True,
+                         check=True).stdout.decode().split()
+    # 2 * GELU'(-1) = 2 * (Phi(-1) - phi(1)) = -0.16663..., as float32
+    assert out[0] == "float32"
+    assert abs(float(out[1]) - 2 * (0.15865525393145707 - 0.24197072451914337)) < 1e-7
