@@ -120,11 +120,32 @@ def _kernel(name: str, self_test: bool):
     if self_test:
         return _RoundedReference(name)
     import gelu_numba
+    from gelu_numba import approximations
 
-    try:
-        return getattr(gelu_numba, name)
-    except AttributeError:
-        raise AttributeError(f"gelu_numba has no function {name!r}") from None
+    f = getattr(gelu_numba, name, None) or getattr(approximations, name, None)
+    if f is None:
+        raise AttributeError(f"gelu_numba has no function {name!r}")
+    return f
+
+
+def sweepable() -> list[str]:
+    """Names the sweep can judge: the exact six (against the f64 reference),
+    then the one-argument approximations and the x F(x) family (against their
+    own float64 loop, which the tests check against mpmath to 2 ulps)."""
+    from gelu_numba.approximations import APPROXIMATIONS
+    from gelu_numba.reference.approx import FAMILY
+
+    names = list(FUNCTIONS)
+    for base in [f"gelu_{a}" for a in APPROXIMATIONS] + list(FAMILY):
+        names += [base, base + "_grad"]
+    return names
+
+
+def _reference(name: str):
+    if name in FUNCTIONS:
+        return getattr(_ref, name)
+    f64 = _kernel(name, False)
+    return lambda *a: f64(*(np.asarray(v, np.float64) for v in a))
 
 
 # ------------------------------------------------------------------- chunks
@@ -153,7 +174,7 @@ def _chunk_stats(name, func, k0, k1, stride) -> dict:
     args = (dy_for_bits(bits), x) if name == "gelu_backward" else (x,)
     with np.errstate(all="ignore"):
         out = np.asarray(func(*args))
-        ref = np.asarray(getattr(_ref, name)(*args), dtype=np.float64)
+        ref = np.asarray(_reference(name)(*args), dtype=np.float64)
     st = _empty_stats()
     st["output_dtype"] = str(out.dtype)
     if out.shape != x.shape:
@@ -251,8 +272,9 @@ def sweep(
     Parameters
     ----------
     func_name : str
-        One of :data:`FUNCTIONS`; selects the reference and, unless ``func``
-        or ``self_test`` is given, ``gelu_numba.<func_name>``.
+        One of :func:`sweepable` (:data:`FUNCTIONS` with ``self_test``);
+        selects the reference and, unless ``func`` or ``self_test`` is given,
+        the kernel ``gelu_numba.<func_name>``.
     stride : int
         Distance between bit patterns (1 = all 2**32).
     chunk : int
@@ -277,8 +299,8 @@ def sweep(
         first_mismatch_hex, nan_inputs, nan_inputs_bad_output, output_dtype,
         seconds``.
     """
-    if func_name not in FUNCTIONS:
-        raise ValueError(f"unknown function {func_name!r}; choose from {', '.join(FUNCTIONS)}")
+    if func_name not in (FUNCTIONS if self_test else sweepable()):
+        raise ValueError(f"unknown function {func_name!r}; choose from {', '.join(sweepable())}")
     if stride < 1 or chunk < 1:
         raise ValueError("stride and chunk must be >= 1")
     if workers < 1:
