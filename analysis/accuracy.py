@@ -91,13 +91,12 @@ PLOT_XMAX = 1e3
 
 def _approx_formulas():
     """name -> (mpmath formula of one float argument, number of inputs)."""
-    from analysis.approximations import _formulas
     from gelu_numba.approximations import APPROXIMATIONS
     from gelu_numba.reference import approx
 
     out = {}
     for name in APPROXIMATIONS:
-        f, df = _formulas(name)
+        f, df = approx.formulas(name)
         out[f"gelu_{name}"], out[f"gelu_{name}_grad"] = f, df
     for name, (f, df) in approx.FAMILY.items():
         out[name], out[f"{name}_grad"] = f, df

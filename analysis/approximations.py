@@ -32,6 +32,7 @@ import numpy as np
 
 from analysis.sweep_float32 import machine_info
 from benchmarks.targets import _race
+from gelu_numba.reference import approx
 
 OUT = Path(__file__).resolve().parent / "results" / "approximations"
 
@@ -73,14 +74,6 @@ def relative_error(rec):
     rel = np.abs(rec.forward(x) - exact) / np.abs(exact)
     i = int(np.argmax(rel))
     return float(rel[i]), float(x[i])
-
-
-def _formulas(name):
-    from gelu_numba.reference import approx
-    from gelu_numba.tables import approximations as tab
-    if name in approx.CLOSED_FORMS:
-        return approx.CLOSED_FORMS[name]
-    return approx.t_form(tab.FITS_BY_NAME[name])
 
 
 def frontier(rows):
@@ -202,7 +195,7 @@ def main(argv=None):
     rows = []
     for name, r in recs.items():
         print(f"errors of {name} ...", flush=True)
-        ulps = impl_error(r, _formulas(name), args.samples)
+        ulps = impl_error(r, approx.formulas(name), args.samples)
         rel, rel_at = relative_error(r)
         rows.append({
             "name": name, "kind": r.kind, "max_abs_error": r.max_abs_error,

@@ -42,11 +42,7 @@ POINTS = _points()
 def _formulas():
     out = {}
     for name, rec in APPROXIMATIONS.items():
-        if name in approx.CLOSED_FORMS:
-            f, df = approx.CLOSED_FORMS[name]
-        else:
-            from gelu_numba.tables import approximations as tab
-            f, df = approx.t_form(tab.FITS_BY_NAME[name])
+        f, df = approx.formulas(name)
         out[f"gelu_{name}"] = (rec.forward, f)
         out[f"gelu_{name}_grad"] = (rec.grad, df)
     for name, (f, df) in approx.FAMILY.items():

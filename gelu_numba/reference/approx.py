@@ -211,6 +211,16 @@ FAMILY = {
 }
 
 
+def formulas(name):
+    """(forward, derivative) formulas of the registered approximation
+    ``name`` (``"tanh"``, ``"poly6"``, ...; a key of
+    :data:`gelu_numba.approximations.APPROXIMATIONS`)."""
+    if name in CLOSED_FORMS:
+        return CLOSED_FORMS[name]
+    from gelu_numba.tables import approximations as tab
+    return t_form(tab.FITS_BY_NAME[name])
+
+
 def evaluate(f, x, dps=50):
     """``f(x)`` at ``dps`` digits, as an mpf."""
     with mp.workdps(dps):
