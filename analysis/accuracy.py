@@ -90,7 +90,7 @@ PLOT_XMAX = 1e3
 
 
 def _approx_formulas():
-    """name -> (mpmath formula of one float argument, number of inputs)."""
+    """name -> its mpmath formula, a function of one float."""
     from gelu_numba.approximations import APPROXIMATIONS
     from gelu_numba.reference import approx
 
@@ -110,10 +110,9 @@ def function_names():
 
 
 def _package_function(name):
-    import gelu_numba
-    from gelu_numba import approximations
+    from analysis.sweep_float32 import _kernel
 
-    f = getattr(gelu_numba, name, None) or getattr(approximations, name)
+    f = _kernel(name, False)
     if name == "gelu_general":
         return lambda x: f(x, x.dtype.type(GENERAL_MU), x.dtype.type(GENERAL_SIGMA))
     return f
