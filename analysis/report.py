@@ -99,7 +99,8 @@ def build(out=OUT, full=False, speed=True, progress=True):
         "functions, float32-representable samples against each approximation's own formula "
         "for the others (see [accuracy.md](accuracy/accuracy.md) for the median, absolute "
         "and relative errors, the worst inputs and the regions).  1 ulp or less is the "
-        "package's bound.",
+        "package's bound; inf: a NaN or infinity where the exact value is finite (or the "
+        "reverse); —: no such function in that library.",
         _overview(acc, list(accuracy.EXACT)),
         "Approximations and generalisations (implementation error against their own formula; "
         "their approximation error against GELU is in accuracy.md):",
