@@ -98,8 +98,9 @@ def build(out=OUT, full=False, speed=True, progress=True):
         "Each implementation on the same inputs: the mpmath reference table for the exact "
         "functions, float32-representable samples against each approximation's own formula "
         "for the others (see [accuracy.md](accuracy/accuracy.md) for the median, absolute "
-        "and relative errors, the worst inputs and the regions).  1 ulp or less is the "
-        "package's bound; inf: a NaN or infinity where the exact value is finite (or the "
+        "and relative errors, the worst inputs and the regions).  Bounds: below 1 ulp for "
+        "the exact functions; for the others as their docstrings state (the Cauchy forms "
+        "rest on the C library's atan: 1.5 ulp); inf: a NaN or infinity where the exact value is finite (or the "
         "reverse); —: no such function in that library.",
         _overview(acc, list(accuracy.EXACT)),
         "Approximations and generalisations (implementation error against their own formula; "
