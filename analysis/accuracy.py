@@ -54,6 +54,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -61,7 +62,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from analysis.sweep_float32 import _jsonable, machine_info
+from analysis.sweep_float32 import _jsonable, machine_info, machine_line
 from gelu_numba.reference.mp import ulp_error_dd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -394,8 +395,7 @@ def describe(result):
             f"points per region against their own formula in mpmath (50 digits); "
             f"`gelu_general` at mu = {GENERAL_MU}, sigma = {GENERAL_SIGMA}. "
             f"ulp: of the exact value in the output's format; relative errors: of results "
-            f"in the normal range. Machine: {m['cpu']}, "
-            f"Python {m['python']}, numpy {m['numpy']}, numba {m['numba']}, scipy {m['scipy']}.")
+            f"in the normal range. Machine: {machine_line(m)}.")
 
 
 # -------------------------------------------------------------- exhaustive
@@ -420,41 +420,20 @@ def exhaustive(functions, stride=1, chunk=None, workers=None, scheduler=None, pr
     list of dict
         One result per function, as :func:`analysis.sweep_float32.sweep`.
     """
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster
 
     from analysis import sweep_float32 as sw
 
-    chunk = chunk or sw.DEFAULT_CHUNK
     if scheduler:
-        client = Client(scheduler, timeout="5s")
-        cluster = None
+        client, cluster = Client(scheduler, timeout="5s"), None
     else:
-        import os
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                                processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
-        n = sw.n_inputs(stride)
-        jobs = [(name, False, k0, min(k0 + chunk, n), stride)
-                for name in functions for k0 in range(0, n, chunk)]
-        totals = {name: sw._empty_stats() for name in functions}
-        t0 = time.perf_counter()
-        futures = {client.submit(sw._worker, job, pure=False): job for job in jobs}
-        bar = None
-        if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=n * len(functions), unit="in", unit_scale=True,
-                       desc="float32 sweep", file=sys.stderr)
-        for fut in as_completed(futures):
-            size, st = fut.result()
-            sw._merge(totals[futures[fut][0]], st)
-            if bar is not None:
-                bar.update(size)
-        if bar is not None:
-            bar.close()
-        seconds = time.perf_counter() - t0
         where = scheduler or f"local cluster, {len(client.scheduler_info()['workers'])} processes"
-        return [dict(sw._finish(name, stride, totals[name], seconds), cluster=where)
+        return [dict(sw.sweep(name, stride, chunk or sw.DEFAULT_CHUNK, progress, client=client),
+                     cluster=where)
                 for name in functions]
     finally:
         client.close()
@@ -517,7 +496,7 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    print(f"machine: {machine_info()['cpu']}, {machine_info()['cpu_count']} cores")
+    print(f"machine: {machine_line(machine_info())}")
     if args.exhaustive:
         from analysis import sweep_float32 as sw
         if args.chunk > sw.MAX_CHUNK:

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from analysis import accuracy
+from analysis.sweep_float32 import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports"
@@ -60,10 +61,7 @@ def _sweep_table():
 
 def _overview(result, functions):
     """The compact accuracy table: max ulp (all inputs) per implementation."""
-    impls = []
-    for r in result["rows"]:
-        if r["implementation"] not in impls:
-            impls.append(r["implementation"])
+    impls = list(dict.fromkeys(r["implementation"] for r in result["rows"]))
     cells = {(r["function"], r["dtype"], r["implementation"]): r["regions"]["all"]["max_ulp"]
              for r in result["rows"]}
     lines = ["| function | dtype | " + " | ".join(impls) + " |",
@@ -88,9 +86,7 @@ def build(out=OUT, full=False, speed=True, progress=True):
     print("accuracy against mpmath ...", file=sys.stderr)
     acc = accuracy.run(names, samples=200 if full else 100, progress=progress)
     paths = accuracy.save(acc, out / "accuracy")
-    m = acc["machine"]
-    machine = (f"{m['cpu']}, {m['cpu_count']} cores, {m['platform']}, Python {m['python']}, "
-               f"numpy {m['numpy']}, numba {m['numba']}, scipy {m['scipy']}")
+    machine = machine_line(acc["machine"])
     parts = [
         "# gelu-numba report",
         f"Made {stamp} by `python -m analysis.report{' --full' if full else ''}` on {machine}.",

@@ -175,21 +175,6 @@ def _autorange(f, min_time):
         k = min(k * 1000, max(k + 1, math.ceil(k * 1.2 * min_time / max(dt, 1e-7))))
 
 
-def _race(funcs, calls, rounds):
-    """Interleaved rounds, the order rotated each round: ``{label: [s/call]}``."""
-    labels = list(funcs)
-    times = {k: [] for k in labels}
-    for r in range(rounds):
-        s = r % len(labels)
-        for k in labels[s:] + labels[:s]:
-            f, c = funcs[k], calls[k]
-            t0 = time.perf_counter()
-            for _ in range(c):
-                f()
-            times[k].append((time.perf_counter() - t0) / c)
-    return times
-
-
 def _row(function, dtype, n, impl, device, times, calls, nbytes, copy):
     med = statistics.median(times)
     row = {"function": function, "dtype": dtype, "n": n, "impl": impl, "device": device,
@@ -207,6 +192,7 @@ def measure_cpu(name, dtype, n, rounds, budget, min_time, peers=True):
     """Rows for one (function, dtype, size) cell: every implementation and
     the copy, timed in interleaved rounds."""
     from benchmarks import peers as bp
+    from benchmarks.targets import race
     dt = np.dtype(dtype)
     arrays = bp.inputs(name, dt, n)
     nin = NIN[name]
@@ -224,7 +210,7 @@ def measure_cpu(name, dtype, n, rounds, budget, min_time, peers=True):
         calls[k], per_call[k] = _autorange(f, min_time)
     round_s = sum(calls[k] * per_call[k] for k in funcs)
     r = max(min(3, rounds), min(rounds, int(budget // round_s) if round_s > 0 else rounds))
-    times = _race(funcs, calls, r)
+    times = race(funcs, r, calls, rotate=True)
     item = dt.itemsize
     copy = (statistics.median(times[COPY]), 2 * m * item)
     rows = [_row(name, dtype, n, k, "cpu", times[k], calls[k], (nin + 1) * n * item, copy)

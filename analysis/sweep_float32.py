@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import math
 import multiprocessing
@@ -266,6 +267,7 @@ def sweep(
     workers: int = 1,
     self_test: bool = False,
     func=None,
+    client=None,
 ) -> dict:
     """Sweep float32 bit patterns ``0, stride, 2*stride, ...`` for one function.
 
@@ -289,6 +291,10 @@ def sweep(
     func : callable, optional, keyword-only
         Callable to judge instead of the kernel (``func(x)``, or
         ``func(dy, x)`` for gelu_backward); single-process only.
+    client : distributed.Client, optional, keyword-only
+        Run the chunks as tasks of this Dask client's cluster instead
+        (``workers`` is then unused; its workers import gelu_numba and this
+        module).
 
     Returns
     -------
@@ -305,8 +311,8 @@ def sweep(
         raise ValueError("stride and chunk must be >= 1")
     if workers < 1:
         raise ValueError("workers must be >= 1")
-    if func is not None and workers > 1:
-        raise ValueError("a custom func can only be swept with workers=1")
+    if func is not None and (workers > 1 or client is not None):
+        raise ValueError("a custom func can only be swept in this process")
     n = n_inputs(stride)
     bounds = [(k, min(k + chunk, n)) for k in range(0, n, chunk)]
     bar = None
@@ -316,24 +322,28 @@ def sweep(
         bar = tqdm(total=n, unit="in", unit_scale=True, desc=func_name, file=sys.stderr)
     t0 = time.perf_counter()
     total = _empty_stats()
-    try:
-        if workers == 1:
-            f = func if func is not None else _kernel(func_name, self_test)
-            for k0, k1 in bounds:
-                _merge(total, _chunk_stats(func_name, f, k0, k1, stride))
-                if bar is not None:
-                    bar.update(k1 - k0)
-        else:
-            jobs = [(func_name, self_test, k0, k1, stride) for k0, k1 in bounds]
-            ctx = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as ex:
-                for size, st in ex.map(_worker, jobs):
-                    _merge(total, st)
-                    if bar is not None:
-                        bar.update(size)
-    finally:
+    with contextlib.ExitStack() as stack:
         if bar is not None:
-            bar.close()
+            stack.callback(bar.close)
+        jobs = [(func_name, self_test, k0, k1, stride) for k0, k1 in bounds]
+        if client is not None:
+            from distributed import as_completed
+
+            futures = [client.submit(_worker, job, pure=False) for job in jobs]
+            results = (fut.result() for fut in as_completed(futures))
+        elif workers > 1:
+            ctx = multiprocessing.get_context("spawn")
+            ex = stack.enter_context(
+                concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx))
+            results = ex.map(_worker, jobs)
+        else:
+            f = func if func is not None else _kernel(func_name, self_test)
+            results = ((k1 - k0, _chunk_stats(func_name, f, k0, k1, stride))
+                       for k0, k1 in bounds)
+        for size, st in results:
+            _merge(total, st)
+            if bar is not None:
+                bar.update(size)
     return _finish(func_name, stride, total, time.perf_counter() - t0)
 
 
@@ -364,6 +374,13 @@ def machine_info() -> dict:
         except ImportError:
             info[mod] = None
     return info
+
+
+def machine_line(info: dict) -> str:
+    """:func:`machine_info` as one line."""
+    return (f"{info['cpu']}, {info['cpu_count']} cores, {info['platform']}, "
+            f"Python {info['python']}, numpy {info['numpy']}, numba {info['numba']}, "
+            f"scipy {info['scipy']}")
 
 
 def _fmt(v, spec):
@@ -468,7 +485,7 @@ def main(argv=None) -> int:
     what = "f64 reference rounded to float32 (SELF-TEST)" if args.self_test else "gelu_numba kernels"
     print(f"\n## float32 sweep: {what}, stride {args.stride}\n")
     print(markdown_table(results))
-    print("\nMachine: " + ", ".join(f"{k} {v}" for k, v in info.items()))
+    print("\nMachine: " + machine_line(info))
     if args.out is not None:
         payload = {
             "command": "python -m analysis.sweep_float32 " + " ".join(sys.argv[1:] if argv is None else argv),

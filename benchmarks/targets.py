@@ -22,17 +22,30 @@ from benchmarks import peers
 from benchmarks.peers import FUNCTIONS, implementations, inputs
 
 
+def race(funcs, rounds, calls=None, rotate=False):
+    """Interleaved rounds: in each, every function is timed once, over
+    ``calls[label]`` back-to-back calls (default 1); ``rotate`` starts each
+    round one label later, so that drift hits all alike.  Returns
+    ``{label: [seconds per call, one per round]}``."""
+    labels = list(funcs)
+    times = {k: [] for k in labels}
+    for r in range(rounds):
+        s = r % len(labels) if rotate else 0
+        for k in labels[s:] + labels[:s]:
+            f, c = funcs[k], 1 if calls is None else calls[k]
+            t0 = time.perf_counter()
+            for _ in range(c):
+                f()
+            times[k].append((time.perf_counter() - t0) / c)
+    return times
+
+
 def _race(funcs, rounds):
-    """Interleaved timings: ``{label: (median, min)}`` seconds per call."""
-    times = {k: [] for k in funcs}
+    """Interleaved timings after a warm-up call: ``{label: (median, min)}``
+    seconds per call."""
     for f in funcs.values():
         f()
-    for _ in range(rounds):
-        for k, f in funcs.items():
-            t0 = time.perf_counter()
-            f()
-            times[k].append(time.perf_counter() - t0)
-    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
+    return {k: (statistics.median(v), min(v)) for k, v in race(funcs, rounds).items()}
 
 
 def _ratio(t, a, b):
