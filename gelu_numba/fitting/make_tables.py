@@ -15,7 +15,8 @@ What is tabulated (see ``gelu_numba/kernels/normal.py`` for how it is used):
   ``z0 = -x0 = 0.7517...`` is the zero of ``R(a) - a phi0``; then
   ``GELU'(-a) = exp(-a**2/2) (a - z0) H(a)`` holds with the zero factored out.
 * ``exp(r)`` for ``|r| <= 0.347`` (``> ln(2)/2`` plus rounding), degree 12.
-* constants: ``1/sqrt(2 pi)``, ``z0`` as double-double, ``ln 2`` in three
+* constants: ``1/sqrt(2 pi)`` as double-double, ``z0`` as a triple-double
+  (``a - z0`` is computed next to its zero), ``ln 2`` in three
   parts of 41, 41 and 53 bits (so ``k*LN2_1`` and ``k*LN2_2`` are exact for
   ``|k| < 2**12``), ``1/ln 2``.
 
@@ -107,9 +108,10 @@ def generate(progress=True):
         ln2_3 = ln2 - ln2_1 - ln2_2
         phi0_hi, phi0_lo = _dd(phi0)
         z0_hi, z0_lo = _dd(z0)
+        z0_lo2 = float(z0 - mp.mpf(z0_hi) - mp.mpf(z0_lo))
         consts = {
             "PHI0_HI": phi0_hi, "PHI0_LO": phi0_lo,
-            "Z0_HI": z0_hi, "Z0_LO": z0_lo,
+            "Z0_HI": z0_hi, "Z0_LO": z0_lo, "Z0_LO2": z0_lo2,
             "INV_LN2": float(1 / ln2),
             "LN2_1": float(ln2_1), "LN2_2": float(ln2_2), "LN2_3": float(ln2_3),
         }
@@ -150,9 +152,11 @@ def generate(progress=True):
         f"N_INTERVALS = {N_INTERVALS}",
         f"A_MAX = {A_MAX!r}",
         "",
-        "# 1/sqrt(2 pi) and z0 = 0.7517915... (zero of R(a) - a/sqrt(2 pi)) as dd",
+        "# 1/sqrt(2 pi) as dd; z0 = 0.7517915... (zero of R(a) - a/sqrt(2 pi)) in",
+        "# three parts: next to z0 the factor a - z0 is as small as 2**-56 and its",
+        "# relative error is that of the last part (2**-109 absolute with two)",
     ]
-    for k in ("PHI0_HI", "PHI0_LO", "Z0_HI", "Z0_LO"):
+    for k in ("PHI0_HI", "PHI0_LO", "Z0_HI", "Z0_LO", "Z0_LO2"):
         out.append(f"{k} = {consts[k]!r}")
     out += [
         "",

@@ -28,16 +28,15 @@ zero), float32 below 0.5 + 2**-14 ulp.  Its error against the exact GELU
 (about 1.1e-7 absolute) is in the approximations registry.
 """
 
+import math
+
 import numpy as np
 
-from gelu_numba.kernels import normal32
-from gelu_numba.kernels.normal import (
-    clamp_abs, exp_neg_half_sq, tail_or_complement, unscale,
-)
+from gelu_numba.kernels.normal import exp_neg_half_sq_dd
+from gelu_numba.kernels.normal32 import exp_neg_half_sq_plain
 from gelu_numba.kernels.primitives import (
-    dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd, mul_round,
-    nan_to_zero, one_minus_dd, restore_inf, scaled_mul, stand_in,
-    taylor_at_zero,
+    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd,
+    mul_tail_or_complement, nan_to_zero, restore_inf, stand_in, taylor_at_zero,
 )
 from gelu_numba.tables.approximations import (
     AS26_A_HI, AS26_A_LO, AS26_DA_HI, AS26_DA_LO, AS26_PH, AS26_Q, ZERO_AS26,
@@ -45,6 +44,8 @@ from gelu_numba.tables.approximations import (
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32 import A32
 from numba import njit
+
+_INF = math.inf
 
 
 @njit(inline="always")
@@ -62,15 +63,13 @@ def gelu_as26_64(x):
     """0.5 x (1 + erf_AS(x/sqrt 2)), A&S 7.1.26."""
     xd = np.float64(x)
     xs = stand_in(nan_to_zero(xd))
-    a = clamp_abs(xs)
+    a = clamp_abs(xs, A_MAX)
     _, _, ph, pl = _t_parts_64(a)
-    eh, el, k = exp_neg_half_sq(a)
+    eh, el, k = exp_neg_half_sq_dd(a)
     kh, kl = dd_mul(eh, el, 0.5 * ph, 0.5 * pl)        # K/2
-    xn = xs if xs > -A_MAX else -A_MAX
-    neg = scaled_mul(xn, kh, kl, k)
-    uh, ul = unscale(kh, kl, k)
-    qh, ql = one_minus_dd(uh, ul)
-    r = neg if xs < 0.0 else mul_round(xs, qh, ql)
+    # below -A_MAX the result rounds to -0.0: the factor -0.0 gives it exactly
+    y = xs if xs > -A_MAX else -0.0
+    r = mul_tail_or_complement(y, xs < 0.0, kh, kl, k)
     r = restore_inf(r, xs, xd)
     return r if xd == xd else xd
 
@@ -79,18 +78,22 @@ def gelu_as26_grad_64(x):
     """Derivative of the A&S 7.1.26 form."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    a = clamp_abs(xs)
+    a = clamp_abs(xs, A_MAX)
     th, tl, ph, pl = _t_parts_64(a)
     dh, dl = horner_dd(th, tl, AS26_DA_HI, AS26_DA_LO)     # (tP)'
     mh, ml = dd_mul(th, tl, th, tl)
     mh, ml = dd_mul(mh, ml, dh, dl)
     mh, ml = dd_mul(mh, ml, AS26_PH[0], AS26_PH[1])
-    mh, ml = dd_add(mh, ml, 0.5 * a * ph, 0.5 * a * pl)   # a/2 is exact
+    # a tP/2 as a dd (the plain product a/2 * ph lost 2**-53 of it: 1.59 ulp
+    # at x = -1.208, where I is about a third of its terms)
+    ah, al = dd_mul_d(ph, pl, 0.5 * a)
+    mh, ml = dd_add(mh, ml, ah, al)
     mh, ml = dd_mul_d(mh, ml, -a)
     ih, il = dd_add(0.5 * ph, 0.5 * pl, mh, ml)           # I
-    eh, el, k = exp_neg_half_sq(a)
+    eh, el, k = exp_neg_half_sq_dd(a)
     gh, gl = dd_mul(eh, el, ih, il)
-    r = tail_or_complement(xs < 0.0, gh, gl, k)
+    # the derivative at -inf is -0.0: a zero factor (I < 0 far out)
+    r = mul_tail_or_complement(0.0 if xs == -_INF else 1.0, xs < 0.0, gh, gl, k)
     near, v = taylor_at_zero(xs, ZERO_AS26)
     r = v if near else r
     return r if xd == xd else xd
@@ -106,10 +109,12 @@ def gelu_as26_32(x):
     """A&S 7.1.26 form, float32 result."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    a = normal32.clamped_abs(xs)
+    a = clamp_abs(xs, A32, 0.0)
     _, tp = _t_parts_32(a)
-    h = 0.5 * tp * normal32.exp_neg_half_sq(a)
-    xn = xs if xs > -A32 else -A32
+    h = 0.5 * tp * exp_neg_half_sq_plain(a)
+    # below -A32 the float32 result is -0.0: the factor -0.0 gives it
+    # exactly, -inf included
+    xn = xs if xs > -A32 else -0.0
     r = xn * h if xs < 0.0 else xs * (1.0 - h)
     return r if xd == xd else xd
 
@@ -118,10 +123,11 @@ def gelu_as26_grad_32(x):
     """Derivative of the A&S 7.1.26 form, float32 result."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    a = normal32.clamped_abs(xs)
+    a = clamp_abs(xs, A32, 0.0)
     t, tp = _t_parts_32(a)
     m = AS26_PH[0] * (t * t) * horner(t, AS26_DA_HI) + 0.5 * a * tp
-    g = normal32.exp_neg_half_sq(a) * (0.5 * tp - a * m)
+    # -0.0 at -inf: a zero factor, not a float32 subnormal (see normal32)
+    g = (exp_neg_half_sq_plain(a) * (0.5 * tp - a * m)) * (0.0 if xs == -_INF else 1.0)
     r = g if xs < 0.0 else 1.0 - g
     near, v = taylor_at_zero(xs, ZERO_AS26)
     r = v if near else r

@@ -5,7 +5,8 @@ is in :mod:`gelu_numba.kernels.logistic`).
 Method
 ------
 * ``gelu_general``: ``z = (x - mu)/sigma`` as a double-double (``x - mu`` is
-  exact as a dd, then one dd division), ``a = |z|``, and
+  exact as a dd, then one dd division, all three scaled by the power of two
+  of sigma so that no term leaves the normal range), ``a = |z|``, and
   ``Phi(-a) = exp(-a**2/2) R(a)`` with the tables of
   :mod:`gelu_numba.kernels.normal`: ``a**2/2`` in dd for ``exp_dd``, and
   ``R(ah + al) = R(ah) + al (ah R(ah) - phi0)`` to first order
@@ -42,10 +43,11 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels import normal32
-from gelu_numba.kernels.normal import exp_dd, tail_or_complement, tail_poly, unscale
+from gelu_numba.kernels.normal import exp_dd, tail_poly
 from gelu_numba.kernels.primitives import (
-    dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, mul_round, nan_to_zero,
-    one_minus_dd, restore_inf, scaled_mul, stand_in, two_prod, two_sum,
+    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, is_finite,
+    mul_tail_or_complement, nan_to_zero, normalised, one_minus_dd, pow2,
+    restore_inf, scaled_mul, stand_in, two_prod, two_sum,
 )
 from gelu_numba.tables.approximations import (
     CAUCHY_C, INV_PI,
@@ -55,10 +57,15 @@ from gelu_numba.tables.normal_cdf32 import A32
 
 _NAN = math.nan
 _INF = math.inf
-# finite stand-in for infinite x or mu (the limits are restored at the end)
-_BIG = 2.0**1000
 # |x - mu| > 2**10 sigma: |z| > A_MAX, Phi(z) is 0 or 1 in both formats
-_FAR = 2.0**-10
+_FAR = 1024.0
+# x and mu enter z scaled by sigma's power of two: below 2**-800 (relative
+# to sigma) they are dropped from z (they move it by less than 2**-799, and
+# their double-double error terms would reach the subnormal range); above
+# 2**1000 they are clamped (|z| is then far beyond the tables unless x = mu,
+# and equal inputs stay equal)
+_Z_DROP = -800
+_Z_CLAMP = 1000
 # exp_dd and scaled_mul need a <= 1500 (k >= -2200); x e**-1500 is 0 for
 # every double x
 _LAPLACE_AMAX = 1500.0
@@ -70,36 +77,43 @@ _CAUCHY_C_LO = (0.0,) * len(CAUCHY_C)
 # ------------------------------------------------------------- gelu_general
 
 @njit(inline="always")
-def _stand_in(v):
-    return v if abs(v) < _BIG else math.copysign(_BIG, v)
-
-
-@njit(inline="always")
 def _general_inputs(x, mu, sigma):
-    """NaN-free, finite stand-ins; ``s`` the sigma used by the smooth path
-    and ``far`` where |z| is beyond every table."""
-    xs = _stand_in(nan_to_zero(x))
-    ms = _stand_in(nan_to_zero(mu))
+    """Finite stand-ins: x and mu are replaced by 0 where either is
+    infinite or NaN (:func:`_general_finish` then supplies the limit or
+    NaN); ``s`` is the sigma used by the smooth path."""
+    ok = is_finite(x) and is_finite(mu)
+    xs = x if ok else 0.0
+    ms = mu if ok else 0.0
     ss = nan_to_zero(sigma)
     s = ss if ss > 0.0 and ss < _INF else 1.0
-    dh, dl = two_sum(xs, -ms)
-    far = abs(dh) * _FAR > s
-    return xs, ss, s, dh, dl, far
+    return xs, ms, ss, s
 
 
 @njit(inline="always")
-def _general_finish(r, x, mu, sigma, xs, ss, dh, far):
+def _over_sigma(v, es):
+    """``v 2**-es`` exactly, 0 below 2**-800 and clamped above 2**1000."""
+    m, e = normalised(v)
+    ez = e - es
+    scaled = m * pow2(min(max(ez, -1022), _Z_CLAMP))
+    return scaled if ez >= _Z_DROP else 0.0
+
+
+@njit(inline="always")
+def _general_finish(r, x, mu, sigma, xs, ms, ss, far):
     """The limits and invalid cases shared by both precisions."""
-    zero = math.copysign(0.0, xs)
-    r = r if not far else (xs if dh > 0.0 else zero)
-    # sigma = 0: x H(x - mu) with H(0) = 1/2;  sigma = inf: z = 0
-    step = xs if dh > 0.0 else (0.5 * xs if dh == 0.0 else zero)
-    r = r if ss != 0.0 else step
-    r = r if ss != _INF else 0.5 * xs
-    # infinite x: x (Phi > 0) or the signed zero of the x -> -inf limit
-    x_inf = abs(xs) == _BIG
-    r = r if not x_inf else (x if r > 0.0 else zero)
+    zero = math.copysign(0.0, x)
+    r = r if not far else (xs if xs > ms else zero)
+    # sigma = 0: x H(x - mu) with H(0) = 1/2, where x = mu makes r = x/2
+    # already (z = 0); sigma = inf: z = 0 was used (no separate x/2, which
+    # for a subnormal x would raise the underflow flag in every lane)
+    r = r if ss != 0.0 else (xs if xs > ms else (r if xs == ms else zero))
+    # infinite x: x Phi(+-inf), +inf or -0.0 (the sign of the x -> -inf limit)
+    x_inf = abs(nan_to_zero(x)) == _INF
+    # (copysign, not x > 0: an ordered comparison of a NaN lane raises invalid)
+    r = r if not x_inf else (x if math.copysign(1.0, x) > 0.0 else -0.0)
+    # infinite mu: x Phi(-+inf), a zero with x's sign or x
     mu_inf = abs(nan_to_zero(mu)) == _INF
+    r = r if not mu_inf else (zero if math.copysign(1.0, mu) > 0.0 else x)
     invalid = (not (x == x and mu == mu and sigma == sigma) or ss < 0.0
                or (x_inf and mu_inf) or (ss == _INF and (x_inf or mu_inf)))
     return r if not invalid else _NAN
@@ -108,41 +122,57 @@ def _general_finish(r, x, mu, sigma, xs, ss, dh, far):
 def gelu_general_64(x, mu, sigma):
     """x Phi((x - mu)/sigma), the GELU of N(mu, sigma**2)."""
     xd, md, sd = np.float64(x), np.float64(mu), np.float64(sigma)
-    xs, ss, s, dh, dl, far = _general_inputs(xd, md, sd)
-    zh, zl = dd_div(dh if not far else 0.0, dl if not far else 0.0, s, 0.0)
+    xs, ms, ss, s = _general_inputs(xd, md, sd)
+    # z = (x - mu)/sigma with x, mu and sigma scaled by sigma's power of two
+    # (z is unchanged; every term of the dd division stays a normal double)
+    sm, es = normalised(s)
+    dh, dl = two_sum(_over_sigma(xs, es), -_over_sigma(ms, es))
+    # far: Phi(z) is 0 or 1 (sigma = inf has z = 0 however far x is from mu)
+    far = abs(dh) > _FAR * sm and ss != _INF
+    # z = 0 wherever the smooth path's value is not used (sigma = inf: x/2
+    # from z = 0; sigma 0, negative or NaN: the limit or NaN at the end), so
+    # that it raises no flag there
+    zero_z = far or not (ss > 0.0 and ss < _INF)
+    zh, zl = dd_div(dh if not zero_z else 0.0, dl if not zero_z else 0.0, sm, 0.0)
     neg = zh < 0.0
-    ah = min(abs(zh), A_MAX)
-    al = (-zl if neg else zl) if abs(zh) < A_MAX else 0.0
+    ah = clamp_abs(zh, A_MAX)
+    # the low part goes with ah unless ah was clamped or flushed to 0
+    al = (-zl if neg else zl) if ah > 0.0 and ah < A_MAX else 0.0
     qh, ql = dd_mul(ah, al, ah, al)
     eh, el, k = exp_dd(-0.5 * qh, -0.5 * ql)
     rh, rl = tail_poly(ah, R_HI, R_LO)
     # R(ah + al) = R(ah) + al R'(ah), R' = a R - phi0; the al**2 term is 2**-106
     rh, rl = dd_add(rh, rl, al * (ah * rh - PHI0_HI), 0.0)
     qh, ql = dd_mul(eh, el, rh, rl)
-    xn = xs if abs(zh) < A_MAX else 0.0 * xs
-    lower = scaled_mul(xn, qh, ql, k)
-    uh, ul = unscale(qh, ql, k)
-    ph, pl = one_minus_dd(uh, ul)
-    r = lower if neg else mul_round(xs, ph, pl)
-    return _general_finish(r, xd, md, sd, xs, ss, dh, far)
+    r = mul_tail_or_complement(xs, neg, qh, ql, k)
+    return _general_finish(r, xd, md, sd, xs, ms, ss, far)
 
 
 def gelu_general_32(x, mu, sigma):
     """x Phi((x - mu)/sigma), float32 result (float64 arithmetic)."""
     xd, md, sd = np.float64(x), np.float64(mu), np.float64(sigma)
-    xs, ss, s, dh, dl, far = _general_inputs(xd, md, sd)
-    z = (dh if not far else 0.0) / s
-    q = normal32.upper_tail(min(abs(z), A32))
-    r = xs * q if z < 0.0 else xs * (1.0 - q)
-    r = r if abs(z) < A32 or z > 0.0 else 0.0 * xs
-    return _general_finish(r, xd, md, sd, xs, ss, dh, far)
+    xs, ms, ss, s = _general_inputs(xd, md, sd)
+    # float32 inputs: no quotient here under- or overflows in float64
+    dh = xs - ms
+    far = abs(dh) > _FAR * s and ss != _INF
+    # z = 0 for sigma = inf, and where the smooth value is replaced at the
+    # end (far; sigma 0, negative or NaN): no flag from an unused value
+    z = (dh if not (far or not (ss > 0.0 and ss < _INF)) else 0.0) / s
+    q = normal32.upper_tail(clamp_abs(z, A32, 0.0))
+    # where the result is NaN (sigma < 0 or NaN) the product is not used,
+    # but the vectorised loop may round both arms to float32 before the
+    # select: x = 0 there keeps a tiny x/2 from raising underflow
+    xv = xs if sd == sd and ss >= 0.0 else 0.0
+    r = xv * q if z < 0.0 else xv * (1.0 - q)
+    r = r if abs(z) < A32 or z > 0.0 else 0.0 * xv
+    return _general_finish(r, xd, md, sd, xs, ms, ss, far)
 
 
 # -------------------------------------------------------------------- LaLU
 
 @njit(inline="always")
 def _laplace_parts(xs):
-    a = min(abs(xs), _LAPLACE_AMAX)
+    a = clamp_abs(xs, _LAPLACE_AMAX)
     eh, el, k = exp_dd(-a, 0.0)
     return a, eh, el, k
 
@@ -152,11 +182,9 @@ def lalu(x):
     xd = np.float64(x)
     xs = stand_in(nan_to_zero(xd))
     a, eh, el, k = _laplace_parts(xs)
-    xn = max(xs, -_LAPLACE_AMAX)
-    neg = scaled_mul(xn, 0.5 * eh, 0.5 * el, k)
-    uh, ul = unscale(0.5 * eh, 0.5 * el, k)
-    ph, pl = one_minus_dd(uh, ul)
-    r = neg if xs < 0.0 else mul_round(xs, ph, pl)
+    # below -1500, x e**x/2 rounds to -0.0: the factor -0.0 gives it exactly
+    y = xs if xs > -_LAPLACE_AMAX else -0.0
+    r = mul_tail_or_complement(y, xs < 0.0, 0.5 * eh, 0.5 * el, k)
     r = restore_inf(r, xs, xd)
     return r if xd == xd else xd
 
@@ -168,7 +196,8 @@ def lalu_grad(x):
     a, eh, el, k = _laplace_parts(xs)
     ih, il = two_sum(1.0, -a)               # exact next to the zero a = 1
     gh, gl = dd_mul(eh, el, 0.5 * ih, 0.5 * il)
-    r = tail_or_complement(xs < 0.0, gh, gl, k)
+    # the derivative at -inf is -0.0: a zero factor (1 - a < 0 gives the sign)
+    r = mul_tail_or_complement(0.0 if xs == -_INF else 1.0, xs < 0.0, gh, gl, k)
     return r if xd == xd else xd
 
 
@@ -202,14 +231,20 @@ def _cauchy_cdf(xs):
     return fh, fl
 
 
+@njit(inline="always")
+def _cauchy_arg(xc):
+    """The argument of F_C: xc, or 0 below 2**-200 (see ``clamp_abs``)."""
+    return math.copysign(clamp_abs(xc, _CAUCHY_BIG), xc)
+
+
 def x_cauchy(x):
     """x F(x), F the standard Cauchy CDF: tends to -1/pi as x -> -inf."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     big = abs(xs) >= _CAUCHY_BIG
     xc = xs if not big else 0.0
-    fh, fl = _cauchy_cdf(xc)
-    r = mul_round(xc, fh, fl)
+    fh, fl = _cauchy_cdf(_cauchy_arg(xc))
+    r = scaled_mul(xc, fh, fl, np.int64(0))
     r = r if not big else (xs if xs > 0.0 else -INV_PI[0])
     return r if xd == xd else xd
 
@@ -226,7 +261,7 @@ def x_cauchy_grad(x):
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     big = abs(xs) >= _CAUCHY_BIG
-    xc = xs if not big else 0.0
+    xc = _cauchy_arg(xs if not big else 0.0)
     a = abs(xc)
     fh, fl = _cauchy_cdf(xc)
     # w = a/(1 + a**2) = y/(1 + y**2), y = 1/a

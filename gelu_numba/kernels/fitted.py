@@ -37,9 +37,9 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    dd_add, dd_div, dd_mul, dd_mul_d, fma, horner, horner_dd, mul_round, nan_to_zero,
-    one_minus_dd, restore_inf, stand_in, taylor_at_zero, two_prod,
-    two_sum,
+    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner, horner_dd,
+    mul_tail_or_complement, nan_to_zero, one_minus_dd, restore_inf, stand_in,
+    taylor_at_zero, two_prod, two_sum,
 )
 
 
@@ -94,22 +94,22 @@ def t_form_kernels(name, fit, zero):
     def forward_64(x):
         xd = np.float64(x)
         xs = stand_in(nan_to_zero(xd))
-        a = min(abs(xs), L)
+        a = clamp_abs(xs, L)
         dh, dl, sh, sl = parts_dd(a)
         rh, rl, _, _ = r_dd(sh, sl)
         th, tl = dd_mul(dh, dl, dh, dl)
         th, tl = dd_mul(th, tl, rh, rl)
-        uh, ul = one_minus_dd(th, tl)
-        # x < 0 uses -a (= x down to -L, where T = 0 takes over): finite
-        # in both arms of the select, so +inf raises no invalid flag
-        r = mul_round(-a, th, tl) if xs < 0.0 else mul_round(xs, uh, ul)
+        # x T(|x|) for x < 0, x (1 - T) for x >= 0; below -L, T = 0 exactly
+        # and x is clamped there (x T stays a finite product)
+        y = xs if xs > -L else -L
+        r = mul_tail_or_complement(y, xs < 0.0, th, tl, np.int64(0))
         r = restore_inf(r, xs, xd)
         return r if xd == xd else xd
 
     def grad_64(x):
         xd = np.float64(x)
         xs = nan_to_zero(xd)
-        a = min(abs(xs), L)
+        a = clamp_abs(xs, L)
         dh, dl, sh, sl = parts_dd(a)
         rh, rl, drh, drl = r_dd(sh, sl)
         # G = (L - a) [(L - a)(R + a S R') - 2 a R]

@@ -37,19 +37,22 @@ zero, where the Taylor form's few roundings give at most about 1.5 ulp;
 float32 below 0.5 + 2**-14 ulp.  Measured maxima: README.
 """
 
+import math
+
 import numpy as np
 
-from gelu_numba.kernels.normal import exp_dd, unscale
+from gelu_numba.kernels.normal import exp_dd
 from gelu_numba.kernels.normal32 import exp_plain
 from gelu_numba.kernels.primitives import (
-    dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul, taylor_at_zero,
-    two_prod,
+    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul,
+    taylor_at_zero, two_prod, unscale,
 )
 from gelu_numba.tables.approximations import (
     SIGMOID_BETA, TANH_C2, TANH_K, TANH_K3, ZERO_SIGMOID, ZERO_SILU, ZERO_TANH,
 )
 from numba import njit
 
+_INF = math.inf
 # exp_dd and scaled_mul work down to t = 1500 (k >= -2200); every form is
 # evaluated at |x| clamped so that t stays below that, where its value has
 # long been 0 or x in float64
@@ -59,6 +62,7 @@ _SILU_XMAX = 1400.0
 # float32 results: exp(-200) times any float32 is below half the smallest
 # float32 subnormal, so t is clamped there (E stays a normal double)
 _T32_MAX = 200.0
+# the largest float32 is below it: only x = -inf is beyond
 _F32_BIG = 3.5e38
 
 
@@ -101,7 +105,9 @@ def _grad_64(neg, th, tl, wh, wl):
 @njit(inline="always")
 def _forward_32(x, t):
     e = exp_plain(-min(t, _T32_MAX))
-    xn = x if x > -_F32_BIG else -_F32_BIG
+    # x = -inf: the factor -0.0 gives the limit -0.0 exactly (a product with
+    # the largest float32 would be a float32 subnormal, see normal32)
+    xn = x if x > -_F32_BIG else -0.0
     return (x if x >= 0.0 else xn * e) / (1.0 + e)
 
 
@@ -111,6 +117,14 @@ def _grad_32(neg, t, w):
     d = 1.0 + e
     f = e * (d + w) if neg else 1.0 + e * (1.0 + w)
     return f / (d * d)
+
+
+@njit(inline="always")
+def _at_minus_inf_zero(xs):
+    """A factor 0.0 at x = -inf, 1.0 elsewhere: a derivative's limit -0.0 at
+    -inf as an exact zero (its value at the clamp would be a float32
+    subnormal, an underflow flag in the float32 loop; see normal32)."""
+    return 0.0 if xs == -_INF else 1.0
 
 
 @njit(inline="always")
@@ -143,7 +157,7 @@ def gelu_tanh_64(x):
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     xc = _clamp(xs, _TANH_XMAX)
-    th, tl, _, _ = _tanh_tw(abs(xc))
+    th, tl, _, _ = _tanh_tw(clamp_abs(xs, _TANH_XMAX))
     r = _forward_64(xc, th, tl)
     r = r if abs(xs) <= _TANH_XMAX else (xs if xs > 0.0 else -0.0)
     return r if xd == xd else xd
@@ -154,7 +168,7 @@ def gelu_tanh_grad_64(x):
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     xc = _clamp(xs, _TANH_XMAX)
-    th, tl, wh, wl = _tanh_tw(abs(xc))
+    th, tl, wh, wl = _tanh_tw(clamp_abs(xs, _TANH_XMAX))
     neg = xc < 0.0
     r = _grad_64(neg, th, tl, -wh if neg else wh, -wl if neg else wl)
     return _finish(r, xs, ZERO_TANH, xd)
@@ -182,7 +196,7 @@ def gelu_tanh_grad_32(x):
     xc = _clamp(xs, _TANH_XMAX)
     neg = xc < 0.0
     t, w = _tanh_tw_32(abs(xc))
-    r = _grad_32(neg, t, -w if neg else w)
+    r = _grad_32(neg, t, -w if neg else w) * _at_minus_inf_zero(xs)
     return _finish(r, xs, ZERO_TANH, xd)
 
 
@@ -197,7 +211,7 @@ def _beta_kernels(beta, xmax, zero, name, doc):
         xd = np.float64(x)
         xs = nan_to_zero(xd)
         xc = _clamp(xs, xmax)
-        th, tl = dd_mul_d(bh, bl, abs(xc))
+        th, tl = dd_mul_d(bh, bl, clamp_abs(xs, xmax))
         r = _forward_64(xc, th, tl)
         r = r if abs(xs) <= xmax else (xs if xs > 0.0 else -0.0)
         return r if xd == xd else xd
@@ -206,7 +220,7 @@ def _beta_kernels(beta, xmax, zero, name, doc):
         xd = np.float64(x)
         xs = nan_to_zero(xd)
         xc = _clamp(xs, xmax)
-        th, tl = dd_mul_d(bh, bl, abs(xc))
+        th, tl = dd_mul_d(bh, bl, clamp_abs(xs, xmax))
         neg = xc < 0.0
         r = _grad_64(neg, th, tl, -th if neg else th, -tl if neg else tl)
         return _finish(r, xs, zero, xd)
@@ -222,7 +236,7 @@ def _beta_kernels(beta, xmax, zero, name, doc):
         xs = nan_to_zero(xd)
         xc = _clamp(xs, xmax)
         y = bh * xc
-        r = _grad_32(xc < 0.0, abs(y), y)
+        r = _grad_32(xc < 0.0, abs(y), y) * _at_minus_inf_zero(xs)
         return _finish(r, xs, zero, xd)
 
     kernels = (forward_64, grad_64, forward_32, grad_32)

@@ -43,7 +43,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    SHIFTER, fma, horner, nan_to_zero, scale_shifted, step_bits,
+    SHIFTER, clamp_abs, fma, horner, is_finite, nan_to_zero, scale_shifted, step_bits,
 )
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
 from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
@@ -60,15 +60,9 @@ _TINY32 = 2.0**-125
 
 
 @njit(inline="always")
-def clamped_abs(x):
-    """``min(|x|, A32)`` after NaN was replaced (the result is 0 beyond)."""
-    a = abs(x)
-    return a if a < A32 else A32
-
-
-@njit(inline="always")
-def exp_neg_half_sq(a):
-    """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32``; rel. error < 2**-45."""
+def exp_neg_half_sq_plain(a):
+    """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32`` (``a*a`` is
+    exact in float64); rel. error < 2**-45."""
     return exp_plain(-0.5 * (a * a))
 
 
@@ -86,28 +80,39 @@ def exp_plain(s):
 @njit(inline="always")
 def upper_tail(a):
     """``Q(a) = Phi(-a)``."""
-    return exp_neg_half_sq(a) * (horner(a, R32_P) / horner(a, R32_Q))
+    return exp_neg_half_sq_plain(a) * (horner(a, R32_P) / horner(a, R32_Q))
 
 
 @njit(inline="always")
 def grad_tail(a):
-    """``G(a) = GELU'(-a) = E(a) (a - z0) H(a)``, its zero an exact factor."""
+    """``G(a) = GELU'(-a) = E(a) (a - z0) H(a)``, its zero an exact factor
+    (a float32 a is at least 2**-25 from z0, so two parts of z0 suffice)."""
     d = (a - Z0_HI) - Z0_LO
-    return exp_neg_half_sq(a) * (d * (horner(a, H32_P) / horner(a, H32_Q)))
+    return exp_neg_half_sq_plain(a) * (d * (horner(a, H32_P) / horner(a, H32_Q)))
 
 
 @njit(inline="always")
 def grad(xs):
-    """GELU'(xs) for a non-NaN xs."""
-    g = grad_tail(clamped_abs(xs))
+    """GELU'(xs) for a non-NaN xs; -0.0 at -inf."""
+    # GELU'(-inf) = -0.0: a zero factor (G < 0 far out gives the sign), not
+    # the tail at A32, which is a float32 subnormal (an underflow flag when
+    # the ufunc loop converts it, even in an unused lane of a select)
+    g = grad_tail(clamp_abs(xs, A32, 0.0)) * (0.0 if xs == -_INF else 1.0)
     return g if xs < 0.0 else 1.0 - g
 
+
+# In the float32 loops the float64 value a kernel returns is converted to
+# float32 by the loop, and LLVM may move that conversion into both arms of a
+# final select: a value that is subnormal in float32 raises the underflow flag
+# even in a lane that selects the other arm.  Limits at +-inf are therefore
+# made exact zeros by a zero factor rather than selected afterwards.
 
 def ndtr(x):
     """Standard normal CDF Phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    q = upper_tail(clamped_abs(xs))
+    # Phi(-inf) = 0 exactly
+    q = upper_tail(clamp_abs(xs, A32, 0.0)) * (0.0 if xs == -_INF else 1.0)
     r = q if xs < 0.0 else 1.0 - q
     return r if xd == xd else xd
 
@@ -115,7 +120,9 @@ def ndtr(x):
 def norm_pdf(x):
     """Standard normal density phi(x)."""
     xd = np.float64(x)
-    r = PHI0_HI * exp_neg_half_sq(clamped_abs(nan_to_zero(xd)))
+    xs = nan_to_zero(xd)
+    # phi(+-inf) = 0 exactly
+    r = (PHI0_HI * exp_neg_half_sq_plain(clamp_abs(xs, A32, 0.0))) * (1.0 if is_finite(xs) else 0.0)
     return r if xd == xd else xd
 
 
@@ -123,10 +130,11 @@ def gelu(x):
     """GELU(x) = x Phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    q = upper_tail(clamped_abs(xs))
+    q = upper_tail(clamp_abs(xs, A32, 0.0))
     phi = q if xs < 0.0 else 1.0 - q
-    # below -A32 the float32 result is -0.0; clamping keeps -inf * Q finite
-    xc = xs if xs > -A32 else -A32
+    # below -A32 the float32 result is -0.0 (|GELU| < 2**-280): the factor
+    # -0.0 gives it exactly, -inf included (no -inf * Q)
+    xc = xs if xs > -A32 else -0.0
     r = xc * phi
     # |x| < 2**-125: GELU(x) = x/2 + phi0 x**2 (1 + O(x)), and x/2 may be a
     # float32 midpoint that float64 cannot tell from the exact value (the
@@ -148,19 +156,24 @@ def gelu_backward(dy, x):
     """Fused backward pass: dy * GELU'(x), rounded once to float32."""
     dyd = np.float64(dy)
     xd = np.float64(x)
-    r = dyd * grad(nan_to_zero(xd))
-    # GELU'(-inf) is exactly -0: dy * -0.0, and inf * 0 = NaN (as in
-    # float64).  No multiplication here: LLVM may evaluate both arms of the
-    # select, and inf * 0 would raise the invalid flag.
-    dy_finite = dyd == dyd and abs(dyd) != _INF
-    r = r if xd != -_INF else (math.copysign(0.0, -dyd) if dy_finite else _NAN)
+    # GELU'(-inf) = -0.0 (grad gives it), so dy * GELU'(-inf) is a signed
+    # zero, and NaN for an infinite dy (inf * 0): that NaN is selected, as in
+    # float64, not made by a product that would raise the invalid flag.
+    # Where the result is selected (NaN x, inf * 0), dy is replaced by 1 so
+    # that no lane holds a float32 subnormal or raises a flag (see above).
+    inf_times_zero = xd == -_INF and not is_finite(dyd)
+    dys = dyd if xd == xd and not inf_times_zero else 1.0
+    r = dys * grad(nan_to_zero(xd))
+    r = r if not inf_times_zero else _NAN
     return r if xd == xd else xd
 
 
 def gelu_grad2(x):
     """GELU''(x) = phi(x) (2 - x**2)."""
     xd = np.float64(x)
-    a = clamped_abs(nan_to_zero(xd))
-    # a*a is exact, so 2 - a*a is rounded once, even next to a = sqrt 2
-    r = (PHI0_HI * exp_neg_half_sq(a)) * (2.0 - a * a)
+    xs = nan_to_zero(xd)
+    a = clamp_abs(xs, A32, 0.0)
+    # a*a is exact, so 2 - a*a is rounded once, even next to a = sqrt 2;
+    # GELU''(+-inf) = -0.0 (2 - a*a < 0 gives the sign)
+    r = ((PHI0_HI * exp_neg_half_sq_plain(a)) * (2.0 - a * a)) * (1.0 if is_finite(xs) else 0.0)
     return r if xd == xd else xd

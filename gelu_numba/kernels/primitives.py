@@ -12,17 +12,19 @@ building blocks are the classical error-free transformations:
 They are exact only under round-to-nearest with no reassociation, so nothing
 here may be compiled with ``fastmath``.
 
-Seven operations depend on the target and are the package's single switch
+Eight operations depend on the target and are the package's single switch
 between targets: :func:`add_rn` and :func:`mul_rn` (a sum or a product that
 is never fused into an FMA, which the error-free transformations need),
 :func:`fma` (a fused multiply-add, rounded once), :func:`pow2` (the double
-``2**n`` for an integer ``-1022 <= n <= 1023``), :func:`scale_shifted`
+``2**n`` for an integer ``-1022 <= n <= 1023``), :func:`split_exponent`
+(``y = m * 2**e`` with ``1 <= |m| < 2``), :func:`scale_shifted`
 (``p * 2**k`` with ``k`` read off a rounding-shifter sum), :func:`step_bits`
 (the neighbouring double) and :func:`nan_to_zero`.  Their Python bodies are
 exact reference implementations, used by pure-Python execution such as the
 CUDA simulator.  Compiled code gets LLVM IR instead: ``llvm.fma.f64``,
 bit-level constructions of ``2**n`` and of the scaling, an integer-domain
-NaN test, so that on the CPU no libm call is left to block vectorisation
+NaN test, integer-domain exponent extraction, so that on the CPU no libm
+call is left to block vectorisation
 (``llvm.fma.f64`` is one ``vfmadd``).  The same IR serves the CUDA target,
 where NVVM turns it into ``fma.rn.f64`` and integer instructions (these
 overloads are registered for the ``generic`` target).  ``add_rn`` and
@@ -34,6 +36,7 @@ import math
 import struct
 from fractions import Fraction
 
+import numpy as np
 from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
@@ -55,6 +58,16 @@ def fma(a, b, c):
 def pow2(n):
     """Return the float64 ``2.0**n`` for an integer ``-1022 <= n <= 1023``."""
     return math.ldexp(1.0, int(n))
+
+
+def split_exponent(y):
+    """``(m, e)`` with ``y == m * 2**e`` and ``1 <= |m| < 2`` for a normal y
+    (``e`` an integer); ``(y, 0)`` for ``y = +-0``.  Subnormal y are not
+    supported by the compiled version (scale them up first)."""
+    if y == 0.0:
+        return y, 0
+    f, e = math.frexp(y)
+    return 2.0 * f, e - 1
 
 
 # 1.5 * 2**52: for |t| < 2**51, ``(t + SHIFTER) - SHIFTER`` is t rounded to
@@ -196,6 +209,28 @@ def _nan_to_zero_f64(typingctx, x):
 
 
 @intrinsic
+def _split_exponent_f64(typingctx, y):
+    sig = types.Tuple((types.float64, types.int64))(types.float64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        bits = builder.bitcast(args[0], i64)
+        biased = builder.and_(builder.lshr(bits, ir.Constant(i64, 52)),
+                              ir.Constant(i64, 0x7FF))
+        # +-0 has a zero exponent field (subnormals are excluded by contract)
+        zero = builder.icmp_unsigned("==", biased, ir.Constant(i64, 0))
+        e = builder.select(zero, ir.Constant(i64, 0),
+                           builder.sub(biased, ir.Constant(i64, 1023)))
+        # keep sign and significand, set the exponent of [1, 2)
+        mbits = builder.or_(builder.and_(bits, ir.Constant(i64, 0x800FFFFFFFFFFFFF)),
+                            ir.Constant(i64, 0x3FF0000000000000))
+        m = builder.bitcast(builder.select(zero, bits, mbits), ir.DoubleType())
+        return context.make_tuple(builder, signature.return_type, [m, e])
+
+    return sig, codegen
+
+
+@intrinsic
 def _scale_shifted_f64(typingctx, p, kb):
     sig = types.float64(types.float64, types.float64)
 
@@ -225,6 +260,14 @@ def _step_bits_f64(typingctx, v, n):
 def _step_bits_cpu(v, n):
     def impl(v, n):
         return _step_bits_f64(v, n)
+
+    return impl
+
+
+@overload(split_exponent, target="generic")
+def _split_exponent_cpu(y):
+    def impl(y):
+        return _split_exponent_f64(y)
 
     return impl
 
@@ -308,34 +351,91 @@ def one_minus_dd(qh, ql):
     return fast_two_sum(s, e - ql)
 
 
-@njit(inline="always")
-def mul_round(y, h, l):
-    """``y * (h + l)`` rounded once to float64 (to within 2**-100 relative).
+# the smallest normal double; below it a multiplier is first scaled up by
+# 2**64 (exactly), so that split_exponent sees a normal number
+SMALLEST_NORMAL = 2.0**-1022
+_SUB_SCALE = 2.0**64
+_SUB_SHIFT = 64
 
-    On overflow the error term is -inf: it is dropped before the addition
-    so that no NaN (and no spurious invalid flag) appears.
-    """
-    p = mul_rn(y, h)
-    e = fma(y, h, -p) + y * l
-    # p = 0 is exact (an underflowed product has e = 0 too) and keeps its sign
-    return p if p == 0.0 else p + (e if abs(p) < math.inf else 0.0)
+
+@njit(inline="always")
+def normalised(v):
+    """``(m, e)`` with ``v == m * 2**e`` and ``1 <= |m| < 2`` for any finite
+    non-zero v, subnormal ones included; ``(v, 0)`` for ``v = +-0``."""
+    sub = abs(v) < SMALLEST_NORMAL
+    m, e = split_exponent(v * (_SUB_SCALE if sub else 1.0))
+    return m, e - (_SUB_SHIFT if sub else 0)
 
 
 @njit(inline="always")
 def scaled_mul(y, mh, ml, k):
-    """``y * (mh + ml) * 2**k`` rounded once, for ``-2200 <= k <= 0``.
+    """``y * (mh + ml) * 2**k`` rounded once, for any finite y.
 
-    ``mh + ml`` is a dd number in the normal range.  The scale is applied in
-    steps that are exact until the last one, so a result in the subnormal
-    range is rounded once more at most (total error below 0.5 ulp + 2**-50
-    ulp), and no intermediate overflows unless the result does.
+    ``mh + ml`` is a dd number with ``2**-120 <= |mh| <= 2**20`` (or 0) and
+    ``k <= 1`` an integer.  The product is formed from the significand of y,
+    ``m = y 2**-e`` with ``1 <= |m| < 2``, so that every intermediate is a
+    normal double of moderate size whatever y and k are: its error terms
+    are exact, and no flag is raised that the result does not justify (no
+    underflow in the error terms next to the subnormal range, no overflow
+    unless the result overflows).  ``m (mh + ml) = p + pe`` to within
+    2**-104 relative.
+
+    The power of two is applied last, exactly.  A result in the subnormal
+    range is rounded once, on the subnormal grid: adding ``b = +-2**-1022``
+    (scaled like p) to ``p`` puts the sum in a binade whose spacing is that
+    grid, the rounding error of that sum and ``pe`` are added back before
+    the one rounding, and ``b`` is taken off again exactly.  Every result,
+    subnormal ones included, is therefore the correctly rounded value of
+    ``y (mh + ml) 2**k (1 + d)`` with ``|d| < 2**-104``; a subnormal result
+    raises no underflow flag (the final scaling is exact).
     """
-    k1 = max(k, -1000)
-    f1 = pow2(k1)
-    r = mul_round(y, mh * f1, ml * f1)
-    k2 = k - k1
-    k3 = max(k2, -1000)
-    return (r * pow2(k3)) * pow2(k2 - k3)
+    m, e = normalised(y)
+    kk = k + e
+    p = mul_rn(m, mh)
+    pe = fma(m, mh, -p) + m * ml
+    # 2**-1022 scaled like p (clamped: beyond 2**200 it only makes the
+    # result 0, and below the smallest normal it is never used)
+    bmag = pow2(max(min(-1022 - kk, 200), -1022))
+    b = math.copysign(bmag, p) if abs(p) < bmag else 0.0
+    s, t = two_sum(b, p)
+    # s - b is exact (Sterbenz); a zero keeps the sign of the product
+    w = math.copysign(add_rn(s, add_rn(t, pe)) - b, p)
+    # 2**kk in two exact steps (w * 2**k1 is normal or the result is 0)
+    k1 = min(max(kk, -900), 1000)
+    return (w * pow2(k1)) * pow2(max(kk - k1, -1022))
+
+
+# below this, unscale() replaces the scale 2**k of a value used beside 1
+_UNSCALE_MIN = -300
+
+
+@njit(inline="always")
+def unscale(h, l, k):
+    """``(h + l) * 2**k`` as a dd, for use beside 1 only (``1 +- that``).
+
+    Below ``2**-300`` the value is taken as ``(h + l) * 2**-300``: beside 1
+    either is far below the last bit of a dd (2**-106), so the sum rounds to
+    the same result, and the low part stays clear of the subnormal range,
+    where its product would raise the underflow flag for nothing.
+    """
+    f = pow2(max(k, _UNSCALE_MIN))
+    return h * f, l * f
+
+
+@njit(inline="always")
+def mul_tail_or_complement(y, lower, h, l, k):
+    """``y * F``, rounded once, for a CDF-like F known by its lower tail
+    ``T = (h + l) * 2**k``: ``F = T`` if ``lower``, else ``F = 1 - T``.
+
+    One :func:`scaled_mul` of the chosen dd, so the unused form costs no
+    product and raises no flag (a tail that underflows beside 1 is never
+    scaled).  ``y = 1`` gives F itself, ``y = +-0`` a signed zero (the exact
+    value at an infinite x where F or x F tends to 0).
+    """
+    uh, ul = unscale(h, l, k)
+    ph, pl = one_minus_dd(uh, ul)
+    return scaled_mul(y, h if lower else ph, l if lower else pl,
+                      k if lower else np.int64(0))
 
 
 @njit(inline="always")
@@ -425,19 +525,51 @@ def taylor_at_zero(x, z):
     return near, fma(dh, s, -z[1] * s)
 
 
-# finite stand-in for an infinite x (2**100: beyond it every form here is
-# 0 or x, and the dd products of x stay finite)
-_BIG = 2.0**100
+# Arguments below TINY_ARG are replaced by 0 (see clamp_abs).
+TINY_ARG = 2.0**-200
+
+
+@njit(inline="always")
+def clamp_abs(x, hi, lo=TINY_ARG):
+    """``|x|`` clamped to ``[0, hi]``, and 0 for ``|x| < lo`` (x not NaN).
+
+    The upper clamp keeps table indices and exponents in range (every
+    function here is constant, 0 or x beyond its ``hi``).  The lower one is
+    for the flags: below ``lo = 2**-200`` each smooth function of ``|x|``
+    here equals its value at 0 to within 2**-200 relative, far below any
+    rounding, while the double-double error terms of products of such an
+    argument (``a*a`` in ``exp(-a**2/2)``, the low parts of a polynomial in
+    ``a``) would be subnormal and raise the underflow flag for a result like
+    0.5.  The x that multiplies such a function is never flushed.  Kernels
+    of float32 values pass ``lo = 0`` (their arguments are at least 2**-149
+    and their products stay normal in float64): the test then folds away.
+    """
+    a = abs(x)
+    a = a if a < hi else hi
+    return 0.0 if a < lo else a
+
+
+@njit(inline="always")
+def is_finite(x):
+    """Quiet test (no ordered compare on NaN) that x is finite."""
+    return x == x and x != math.inf and x != -math.inf
+
+
+# finite stand-in for an infinite x: beyond 2**100 every form x F(x) here is
+# 0 or x, and the dd products of x stay finite.  It must be finite in float32
+# too (LLVM may round both arms of a select to float32 before selecting).
+BIG = 2.0**100
 
 
 @njit(inline="always")
 def stand_in(x):
     """x, or +-2**100 for +-inf: products with it raise no invalid flag."""
-    return x if abs(x) < _BIG else math.copysign(_BIG, x)
+    return x if abs(x) < BIG else math.copysign(BIG, x)
 
 
 @njit(inline="always")
 def restore_inf(r, xs, xd):
     """Undo :func:`stand_in` for the forms ``x F(x)`` with F(-inf) = 0,
-    F(inf) = 1: +inf for +inf, -0.0 for -inf."""
-    return r if abs(xs) < _BIG else (xd if xd > 0.0 else -0.0)
+    F(inf) = 1: +inf for +inf, -0.0 for -inf.  (The sign test reads xs,
+    which is never NaN: an ordered comparison of NaN raises "invalid".)"""
+    return r if abs(xs) < BIG else (xd if xs > 0.0 else -0.0)
