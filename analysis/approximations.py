@@ -30,7 +30,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from analysis.sweep_float32 import machine_info
+from analysis.common import machine_info
 from benchmarks.targets import _race
 from gelu_numba.reference import approx
 

@@ -230,7 +230,7 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv):
     if regs:
         lines += ["", "Registers per thread: " + "; ".join(
             f"{k} {', '.join(map(str, v))}" for k, v in sorted(regs.items()))]
-    from analysis.sweep_float32 import machine_info
+    from analysis.common import machine_info
     info = machine_info()
     lines += ["", f"Host: {info['cpu']} ({info['cpu_count']} cores), Python {info['python']}, "
               f"NumPy {info['numpy']}, Numba {info['numba']}"]
@@ -243,7 +243,7 @@ def main(argv=None):
     try:
         from numba import cuda
         from gelu_numba import gpu
-        from gelu_numba.gpu import target
+        from gelu_numba.targets import cuda as target
     except ImportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

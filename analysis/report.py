@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from analysis import accuracy
-from analysis.sweep_float32 import machine_line
+from analysis.common import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports"

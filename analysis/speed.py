@@ -278,7 +278,7 @@ def machine(gpu_info=None):
     """The machine (benchmarks.peers.machine and its dict) and the threads."""
     import numba
 
-    from analysis.sweep_float32 import machine_info
+    from analysis.common import machine_info
     from benchmarks import peers as bp
     info = dict(machine_info())
     info["summary"] = bp.machine()

@@ -50,15 +50,14 @@ import argparse
 import concurrent.futures
 import contextlib
 import json
-import math
 import multiprocessing
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from analysis.common import int_arg, jsonable, machine_info, machine_line  # noqa: F401 (re-exported names)
 from gelu_numba.reference import f64 as _ref
 from gelu_numba.reference.mp import ulp_error_dd
 
@@ -117,7 +116,7 @@ class _RoundedReference:
             return np.asarray(getattr(_ref, self.name)(*args)).astype(np.float32)
 
 
-def _kernel(name: str, self_test: bool):
+def function_for(name: str, self_test: bool):
     if self_test:
         return _RoundedReference(name)
     import gelu_numba
@@ -145,7 +144,7 @@ def sweepable() -> list[str]:
 def _reference(name: str):
     if name in FUNCTIONS:
         return getattr(_ref, name)
-    f64 = _kernel(name, False)
+    f64 = function_for(name, False)
     return lambda *a: f64(*(np.asarray(v, np.float64) for v in a))
 
 
@@ -229,7 +228,7 @@ def _merge(a: dict, b: dict) -> dict:
 
 def _worker(job):
     name, self_test, k0, k1, stride = job
-    return k1 - k0, _chunk_stats(name, _kernel(name, self_test), k0, k1, stride)
+    return k1 - k0, _chunk_stats(name, function_for(name, self_test), k0, k1, stride)
 
 
 def _finish(name, stride, st, seconds) -> dict:
@@ -337,7 +336,7 @@ def sweep(
                 concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx))
             results = ex.map(_worker, jobs)
         else:
-            f = func if func is not None else _kernel(func_name, self_test)
+            f = func if func is not None else function_for(func_name, self_test)
             results = ((k1 - k0, _chunk_stats(func_name, f, k0, k1, stride))
                        for k0, k1 in bounds)
         for size, st in results:
@@ -348,39 +347,6 @@ def sweep(
 
 
 # ---------------------------------------------------------------- reporting
-
-
-def machine_info() -> dict:
-    """Platform, CPU model and library versions."""
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info = {
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": multiprocessing.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-    }
-    for mod in ("numba", "scipy"):
-        try:
-            info[mod] = __import__(mod).__version__
-        except ImportError:
-            info[mod] = None
-    return info
-
-
-def machine_line(info: dict) -> str:
-    """:func:`machine_info` as one line."""
-    return (f"{info['cpu']}, {info['cpu_count']} cores, {info['platform']}, "
-            f"Python {info['python']}, numpy {info['numpy']}, numba {info['numba']}, "
-            f"scipy {info['scipy']}")
 
 
 def _fmt(v, spec):
@@ -405,32 +371,7 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _jsonable(v):
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)
-    if isinstance(v, dict):
-        return {k: _jsonable(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_jsonable(x) for x in v]
-    return v
-
-
 # ---------------------------------------------------------------------- CLI
-
-
-def _int_arg(text: str) -> int:
-    """Positive int, also written as ``a**b`` (e.g. ``2**22``)."""
-    try:
-        if "**" in text:
-            base, _, exp = text.partition("**")
-            value = int(base) ** int(exp)
-        else:
-            value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
-    return value
 
 
 def _functions_arg(text: str) -> list[str]:
@@ -451,11 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--functions", type=_functions_arg, default=list(FUNCTIONS),
                    help=f"comma-separated subset of {','.join(FUNCTIONS)} (default: all)")
-    p.add_argument("--stride", type=_int_arg, default=1,
+    p.add_argument("--stride", type=int_arg, default=1,
                    help="bit-pattern stride (default 1 = all 2**32 inputs; odd strides sample evenly)")
-    p.add_argument("--chunk", type=_int_arg, default=DEFAULT_CHUNK,
+    p.add_argument("--chunk", type=int_arg, default=DEFAULT_CHUNK,
                    help="inputs per chunk, at most 2**24 (default 2**22, ~0.5 GB)")
-    p.add_argument("--workers", type=_int_arg, default=1, help="processes (default 1)")
+    p.add_argument("--workers", type=int_arg, default=1, help="processes (default 1)")
     p.add_argument("--out", type=Path, default=None, help="write results as JSON here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--self-test", action="store_true",
@@ -472,7 +413,7 @@ def main(argv=None) -> int:
     if not args.self_test:
         try:
             for name in args.functions:
-                _kernel(name, False)
+                function_for(name, False)
         except Exception as exc:  # import or attribute errors: tell, don't trace
             parser.error(f"cannot load gelu_numba kernels ({type(exc).__name__}: {exc}); "
                          "try --self-test to check the sweep itself")
@@ -494,7 +435,7 @@ def main(argv=None) -> int:
             "results": results,
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+        args.out.write_text(json.dumps(jsonable(payload), indent=2) + "\n")
         print(f"wrote {args.out}")
     if args.self_test:
         bad = [r["function"] for r in results

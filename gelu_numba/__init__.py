@@ -1,7 +1,7 @@
-"""gelu_numba: accurate and fast GELU kernels as Numba ufuncs.
+"""gelu_numba: accurate and fast GELU kernels as NumPy ufuncs (Numba).
 
-The functions below are NumPy ufuncs (Numba ``DUFunc``s) with float32 and
-float64 loops, usable on arrays and inside ``@njit`` code:
+The functions below are NumPy ufuncs with float32 and float64 loops, usable
+on arrays (and duck arrays: Dask, xarray, ...) and inside ``@njit`` code:
 
     gelu(x)               x * Phi(x), the exact GELU
     gelu_grad(x)          Phi(x) + x * phi(x)
@@ -23,32 +23,15 @@ The paper's generalisations:
 Approximations (the tanh and sigmoid forms, A&S 7.1.26, fitted polynomials
 and rationals) live in :mod:`gelu_numba.approximations`; the tanh and
 sigmoid forms are also here as ``gelu_tanh``, ``gelu_sigmoid`` (and
-``_grad``).  Names are loaded on first access.
+``_grad``).  Multithreaded ufuncs: :mod:`gelu_numba.parallel`; GPU:
+:mod:`gelu_numba.gpu`.
+
+Each ufunc is built (its loops loaded from Numba's cache, or compiled) on
+first access of its name.  Importing the package changes no global state.
 """
 
-import importlib
+from gelu_numba.targets import publish as _publish
 
 __version__ = "0.1.0"
 
-_UFUNCS = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr",
-           "norm_pdf", "gelu_general", "silu", "silu_grad", "x_cauchy",
-           "x_cauchy_grad", "lalu", "lalu_grad")
-_SOURCES = {name: "gelu_numba.ufuncs" for name in _UFUNCS}
-_SOURCES.update({name: "gelu_numba.approximations" for name in
-                 ("gelu_tanh", "gelu_tanh_grad", "gelu_sigmoid", "gelu_sigmoid_grad")})
-_SOURCES["soi_map"] = "gelu_numba.soi"
-
-__all__ = sorted(_SOURCES)
-
-
-def __getattr__(name):
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module 'gelu_numba' has no attribute {name!r}")
-    value = getattr(importlib.import_module(source), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_SOURCES))
+__getattr__, __dir__, __all__ = _publish.module(__name__, extra={"soi_map": "gelu_numba.soi"})

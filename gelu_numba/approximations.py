@@ -19,15 +19,15 @@ Example::
     >>> a.forward(x), a.grad(x)    # doctest: +SKIP
 
 The ufuncs are also attributes of this module (``gelu_tanh``,
-``gelu_poly14``, ...; each with ``_grad``).
+``gelu_poly14``, ...; each with ``_grad``), built on first access.
 """
 
+import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gelu_numba.catalog import APPROX_ENTRIES
-from gelu_numba.tables import approximations as _tab
-from gelu_numba.targets import GeluUFunc, cpu_ufunc
+from gelu_numba import catalog
+from gelu_numba.targets import publish as _publish
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,9 @@ class Approximation:
     ----------
     name : str
         Registry key (``"tanh"``, ``"poly14"``, ...).
-    forward, grad : GeluUFunc
-        The approximation and its exact derivative, as ufuncs.
+    forward, grad : gelu_numba.targets.cpu.Ufunc
+        The approximation and its exact derivative, as ufuncs (built on
+        first access).
     max_abs_error, max_abs_error_at : float
         max |forward(x) - GELU(x)| over all real x, and an x where it occurs.
     grad_max_abs_error, grad_max_abs_error_at : float
@@ -53,8 +54,6 @@ class Approximation:
     """
 
     name: str
-    forward: GeluUFunc
-    grad: GeluUFunc
     max_abs_error: float
     max_abs_error_at: float
     grad_max_abs_error: float
@@ -62,6 +61,14 @@ class Approximation:
     description: str
     source: str
     kind: str
+
+    @property
+    def forward(self):
+        return getattr(sys.modules[__name__], f"gelu_{self.name}")
+
+    @property
+    def grad(self):
+        return getattr(sys.modules[__name__], f"gelu_{self.name}_grad")
 
 
 _CLOSED = {
@@ -74,17 +81,14 @@ _CLOSED = {
              "PyTorch CPU SIMD GELU"),
 }
 
-_ufuncs = {e.name: cpu_ufunc(e.kernel, e.nin, e.doc) for e in APPROX_ENTRIES}
-globals().update(_ufuncs)
 
-
-def _record(name):
-    err = _tab.ERRORS[name]
+def _record(name, err):
     if name in _CLOSED:
         description, source = _CLOSED[name]
         kind = "closed form"
     else:
-        fit = _tab.FITS_BY_NAME[name]
+        from gelu_numba.tables.approximations import FITS_BY_NAME
+        fit = FITS_BY_NAME[name]
         m, n = fit["degrees"]
         r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
         description = (f"x (1 - T(|x|)) (x >= 0), x T(|x|) (x < 0); "
@@ -93,11 +97,13 @@ def _record(name):
                   "make_approximations (Remez exchange" +
                   (")" if n == 0 else "; Lawson's method for the rational)"))
         kind = "fit"
-    return Approximation(name, _ufuncs[f"gelu_{name}"], _ufuncs[f"gelu_{name}_grad"],
-                         err[0], err[1], err[2], err[3], description, source, kind)
+    return Approximation(name, err.forward, err.forward_at, err.grad, err.grad_at,
+                         description, source, kind)
 
 
 #: name -> Approximation, in the order of the generated table
-APPROXIMATIONS = MappingProxyType({name: _record(name) for name in _tab.ERRORS})
+APPROXIMATIONS = MappingProxyType({name: _record(name, err)
+                                   for name, err in catalog.APPROX_ERRORS.items()})
 
-__all__ = ["APPROXIMATIONS", "Approximation", *sorted(_ufuncs)]
+__getattr__, __dir__, _names = _publish.module(__name__)
+__all__ = ["APPROXIMATIONS", "Approximation", *_names]

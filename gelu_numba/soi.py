@@ -69,7 +69,7 @@ Dtypes
 ------
 float32 in, float32 out (the float32 Phi); float64 in, float64 out.  Other
 inputs follow NumPy's safe casting onto those two loops, as the package's
-ufuncs do (:func:`gelu_numba.targets._loop_for`): bool, int8, uint8, int16,
+ufuncs do (:mod:`gelu_numba.targets.dtypes`): bool, int8, uint8, int16,
 uint16 and float16 to float32; int32, uint32, int64, uint64 and Python ints
 to float64.  Complex, object, string and long double inputs raise
 ``TypeError``.  The work is one compiled Numba loop (``@njit``, cached),
@@ -80,47 +80,20 @@ with the normal CDF inlined and vectorised; it runs at about the speed of
 import operator
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.dispatch import _STAMP
-from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
-from gelu_numba.targets import _ACCEPTED_TEXT, _check_input, _loop_for
-from gelu_numba.ufuncs import ndtr
+from gelu_numba.targets import dtypes
+from gelu_numba.targets.soi import soi_loop
 
-__all__ = ["soi_map"]
+__all__ = ["soi_map", "seed64"]
 
 _MASK64 = (1 << 64) - 1
 
 
-def _make_loop(stamp):
-    """The compiled element loop.  ``stamp`` (a hash of the kernel sources)
-    is a closure variable, hence part of Numba's cache key: the loop inlines
-    the ndtr kernel, and Numba's cache would otherwise not notice a change
-    to it (see :mod:`gelu_numba.kernels.dispatch`)."""
-    gamma = GAMMA
-    s11 = np.uint64(11)
-    one = np.uint64(1)
-    ulp53 = 2.0 ** -53
-
-    @njit(cache=True)
-    def _soi_loop(x, seed, out):
-        stamp  # noqa: B018 (part of the cache key)
-        for i in range(x.size):
-            z = mix64(seed + (np.uint64(i) + one) * gamma)
-            # z >> 11 < 2**53: exact through int64 and float64
-            u = np.float64(np.int64(z >> s11)) * ulp53
-            v = x[i]
-            # ndtr on a float32 scalar is the float32 loop, on float64 the
-            # float64 one; p is widened exactly for the comparison
-            out[i] = keep_or_zero(v, u, ndtr(v))
-
-    return _soi_loop
-
-
-_soi_loop = _make_loop(_STAMP)
-
-
-def _seed64(seed):
+def seed64(seed):
+    """``seed`` as the ``numpy.uint64`` of the SOI streams: None draws one
+    from the operating system's entropy; otherwise an integer in [0, 2**64)
+    (``TypeError`` for other types and booleans, ``ValueError`` out of
+    range).  Shared by the CPU and GPU maps."""
     if seed is None:
         return np.uint64(np.random.SeedSequence().entropy & _MASK64)
     if isinstance(seed, (bool, np.bool_)):
@@ -184,17 +157,12 @@ def soi_map(x, seed=None, out=None):
 
     See the module docstring for the RNG, chunking and accuracy.
     """
-    _check_input("soi_map", x)
     if type(x) is int:
         arr = np.asarray(x, dtype=np.float64)  # NumPy: int64 -> float64
     else:
         arr = np.asarray(x)
-    loop = _loop_for([arr.dtype])
-    if loop is None:
-        raise TypeError(f"soi_map() does not support inputs of dtype "
-                        f"{arr.dtype}; accepted: {_ACCEPTED_TEXT}")
-    dtype = np.dtype(np.float32 if loop == "f" else np.float64)
-    s = _seed64(seed)
+    dtype = dtypes.LOOP_DTYPES[dtypes.loop_for("soi_map", arr.dtype)]
+    s = seed64(seed)
     if out is not None:
         _check_out(out, arr.shape, dtype)
 
@@ -206,7 +174,7 @@ def soi_map(x, seed=None, out=None):
         dst = out
     else:
         dst = np.empty(arr.shape, dtype)
-    _soi_loop(src.reshape(-1), s, dst.reshape(-1))
+    soi_loop(src.reshape(-1), s, dst.reshape(-1))
     if out is not None:
         if dst is not out:
             out[...] = dst

@@ -3,7 +3,7 @@
 Expected values come from mpmath: each approximation's own formula
 (``gelu_numba.reference.approx``) for the implementation error, the exact
 GELU for the approximation error, and the published figures of the tanh and
-sigmoid forms (Hendrycks & Gimpel; ../shared/docs/numerics.md).
+sigmoid forms (Hendrycks & Gimpel; docs/numerics.md).
 """
 
 import math

@@ -23,11 +23,10 @@ import gelu_numba  # noqa: E402
 import gelu_numba.approximations as approx  # noqa: E402
 from gelu_numba import catalog, gpu  # noqa: E402
 from gelu_numba.gpu import device as gd  # noqa: E402
-from gelu_numba.gpu import target  # noqa: E402
+from gelu_numba.targets import cuda as target  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
-ENTRIES = catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES
-NIN = {e.name: e.nin for e in ENTRIES}
+NIN = {fn.name: fn.nin for fn in catalog.published(catalog.GPU)}
 
 # the simulator runs device code as Python, in which NumPy warns about
 # the generator's wrapping uint64 arithmetic; Numba warns that the
@@ -44,7 +43,7 @@ def test_runs_where_the_conftest_says():
 
 
 def cpu(name):
-    return getattr(gelu_numba.ufuncs, name, None) or getattr(approx, name)
+    return getattr(gelu_numba, name, None) or getattr(approx, name)
 
 
 # ------------------------------------------------------------------ inputs

@@ -54,15 +54,66 @@ def test_interface():
         gp.gelu(np.ones(3, dtype=np.complex128))
 
 
-def test_selects_workqueue_layer():
-    # Numba's omp/tbb layers call a parallel ufunc's loop once per element
-    # (no SIMD); importing gelu_numba.parallel picks workqueue when it can
+def test_import_changes_no_global_state():
+    # importing (and using) gelu_numba.parallel leaves Numba's threading-layer
+    # choice alone; the old module switched it to workqueue, which aborts
+    # the process on concurrent calls
     import subprocess
     import sys
     code = ("import os; os.environ.pop('NUMBA_THREADING_LAYER', None)\n"
-            "import numpy as np, numba, gelu_numba.parallel as gp\n"
-            "gp.gelu(np.ones(1000))\n"
-            "print(numba.threading_layer())")
+            "import numba; before = numba.config.THREADING_LAYER\n"
+            "import numpy as np, gelu_numba.parallel as gp\n"
+            "gp.gelu(np.ones(100_000))\n"
+            "print(before, numba.config.THREADING_LAYER)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, timeout=300)
-    assert out.stdout.strip() == "workqueue", out.stderr[-2000:]
+                         text=True, timeout=600)
+    before, after = out.stdout.split()
+    assert before == after == "default", out.stderr[-2000:]
+
+
+def test_concurrent_calls_from_python_threads():
+    # several Python threads calling parallel ufuncs at once (what Dask's
+    # threaded scheduler does): same bits as the serial ufunc, no abort
+    import subprocess
+    import sys
+    code = """
+import threading, numpy as np, numba, gelu_numba as g, gelu_numba.parallel as gp
+x = np.random.default_rng(0).standard_normal(300_000) * 8
+want = g.gelu(x)
+bad = []
+def work():
+    for _ in range(20):
+        if not np.array_equal(gp.gelu(x), want):
+            bad.append(1)
+threads = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(numba.threading_layer(), len(bad))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    layer, bad = out.stdout.split()
+    assert layer in ("omp", "tbb") and bad == "0", out.stdout
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_worker_threads_report_floating_point_flags(dtype):
+    # NumPy reads the calling thread's flags; the parallel loop forwards the
+    # workers' flags, so a flag raised anywhere in a long array is reported
+    # as by the serial ufunc.  float32: gelu(-13.5) is subnormal (underflow);
+    # float64: dy * gelu_grad(2) overflows for dy = 1.7e308 (float64 results
+    # in the subnormal range raise no underflow: see gelu_numba.kernels.normal)
+    n = 1_000_000
+    x = np.zeros(n, dtype)
+    dy = np.ones(n, dtype)
+    if dtype == np.float32:
+        x[-1], flag = -13.5, "underflow"  # in the last block: a worker's
+    else:
+        x[-1], dy[-1], flag = 2.0, 1.7e308, "overflow"
+    for f in (g.gelu_backward, gp.gelu_backward):
+        with np.errstate(all="raise"):
+            with pytest.raises(FloatingPointError, match=flag):
+                f(dy, x)
+        with np.errstate(all="raise"):
+            f(dy[:-1], x[:-1])  # and nothing without that element

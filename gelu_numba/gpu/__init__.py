@@ -31,7 +31,7 @@ Calling convention::
 Kernels compile on first use for each dtype and layout (contiguous
 operands of one shape take a flat loop; strided and broadcast ones an N-D
 loop).  The launch uses 256 threads per block and at most 16 blocks per
-multiprocessor of the current device (:mod:`gelu_numba.gpu.target`).
+multiprocessor of the current device (:mod:`gelu_numba.targets.cuda`).
 
 Under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1`` set before numba
 is imported) everything runs on the CPU, slowly; the test suite uses it
@@ -47,7 +47,7 @@ if importlib.util.find_spec("numba_cuda") is None:
 from gelu_numba import catalog  # noqa: E402
 from gelu_numba.gpu import device  # noqa: E402
 from gelu_numba.gpu.soi import soi_map  # noqa: E402
-from gelu_numba.gpu.target import GpuFunction  # noqa: E402
+from gelu_numba.targets.cuda import GpuFunction  # noqa: E402
 
 _ARRAYS = """
     Inputs: device arrays (numba's, or any ``__cuda_array_interface__``
@@ -58,18 +58,11 @@ _ARRAYS = """
     error bounds as the CPU ufunc (:mod:`gelu_numba.gpu`).
 """
 
-
-def _doc(entry):
-    params = ", ".join(a for a in device.FUNCTIONS[entry.name].__doc__
-                       .split("(", 1)[1].split(")", 1)[0].split(", "))
-    body = device.FUNCTIONS[entry.name].__doc__.split("\n", 1)[1]
-    body = body.split("\n    Scalar arguments.")[0]
-    return (f"{entry.name}({params}, /, out=None, stream=0)  (GPU)\n"
-            f"{body.rstrip()}\n{_ARRAYS}")
-
-
-FUNCTIONS = {e.name: GpuFunction(e.name, device.FUNCTIONS[e.name], e.nin, _doc(e))
-             for e in catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES}
+FUNCTIONS = {
+    fn.name: GpuFunction(fn.name, device.FUNCTIONS[fn.name], fn.nin,
+                         f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=0)  (GPU)\n"
+                         f"{fn.doc}\n{_ARRAYS}")
+    for fn in catalog.published(catalog.GPU)}
 globals().update(FUNCTIONS)
 
 __all__ = sorted(FUNCTIONS) + ["device", "soi_map"]

@@ -40,10 +40,8 @@ Example
 ``tests/test_gpu.py`` runs this example.
 """
 
-import inspect
-
 from gelu_numba import catalog
-from gelu_numba.gpu.target import device_function
+from gelu_numba.targets.cuda import device_function
 
 _PRECISION = """
     Scalar arguments.  All float32 runs the float32 algorithm and returns
@@ -51,18 +49,10 @@ _PRECISION = """
     runs the float64 one.  See :mod:`gelu_numba.gpu.device`.
 """
 
-
-def _device_doc(entry):
-    """The ufunc's docstring, less its array-interface paragraphs."""
-    params = ", ".join(inspect.signature(entry.kernel.k64).parameters)
-    text = entry.doc.split("\n", 1)[1]
-    for marker in (catalog._DTYPES, catalog._APPROX_DTYPES):
-        text = text.split(marker)[0]
-    return f"{entry.name}({params})  (CUDA device function)\n{text.rstrip()}\n{_PRECISION}"
-
-
-FUNCTIONS = {e.name: device_function(e.kernel, e.name, _device_doc(e))
-             for e in catalog.ENTRIES + catalog.FAMILY_ENTRIES + catalog.APPROX_ENTRIES}
+FUNCTIONS = {
+    fn.name: device_function(fn, f"{fn.name}({', '.join(fn.params)})  (CUDA device function)\n"
+                                 f"{fn.doc}\n{_PRECISION}")
+    for fn in catalog.published(catalog.GPU)}
 globals().update(FUNCTIONS)
 
 __all__ = sorted(FUNCTIONS)

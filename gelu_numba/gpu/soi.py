@@ -30,44 +30,10 @@ agree in distribution, not bit for bit.  Seeds are integers of
 Accuracy: ``|P(m = 1) - Phi(x)| < 2**-53 + ulp(Phi(x))`` as on the CPU.
 """
 
-import math
+from gelu_numba.soi import seed64
+from gelu_numba.targets.cuda_soi import STREAMS, launch_soi
 
-from numba import cuda
-import numpy as np
-from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
-
-from gelu_numba.gpu import device
-from gelu_numba.gpu.target import (
-    _CAST, _generate, _launch, _loop_fields, launch_config, operands,
-    prepare_inputs, prepare_out,
-)
-from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
-from gelu_numba.soi import _seed64
-
-#: the number of random streams (the parallelism of one call)
-STREAMS = 2**18
-
-_SOI = """
-def kernel({args}, out, states, streams):
-    for s in range(cuda.grid(1), streams, cuda.gridsize(1)):
-        for i in range(s, out.size, streams):
-{unravel}
-            v = {loads}
-            out[{out_index}] = keep_or_zero(v, uniform(states, s), ndtr(v))
-"""
-
-_kernels = {}
-_ONE = np.uint64(1)
-_TWO = np.uint64(2)
-
-
-@cuda.jit
-def _seed_streams(states, seed):
-    """Stream s starts at SplitMix64 outputs 2s and 2s + 1 of ``seed``."""
-    for s in range(cuda.grid(1), states.size, cuda.gridsize(1)):
-        base = seed + (np.uint64(s) * _TWO + _ONE) * GAMMA
-        states[s]["s0"] = mix64(base)
-        states[s]["s1"] = mix64(base + GAMMA)
+__all__ = ["soi_map", "STREAMS"]
 
 
 def soi_map(x, seed=None, out=None, stream=0):
@@ -91,24 +57,4 @@ def soi_map(x, seed=None, out=None, stream=0):
         ``x`` where m = 1, a signed zero where m = 0; ``out`` when given.
         Its expectation is ``gelu(x)``.  See :mod:`gelu_numba.gpu.soi`.
     """
-    (view,), loop = prepare_inputs("soi_map", (x,), stream)
-    s = _seed64(seed)
-    shape = tuple(view.shape)
-    dst = prepare_out("soi_map", out, shape, loop, stream)
-    n = math.prod(shape)
-    if n:
-        streams = min(n, STREAMS)
-        states = cuda.device_array(streams, dtype=xoroshiro128p_dtype, stream=stream)
-        blocks, threads = launch_config(streams)
-        _launch(_seed_streams, blocks, threads, stream, (states, s))
-        (view,), target, layout = operands([view], dst, shape)
-        kernel = _kernels.get((loop, layout))
-        if kernel is None:
-            kernel = _generate(_SOI, {
-                "cast": _CAST[loop], "ndtr": device.ndtr,
-                "keep_or_zero": keep_or_zero,
-                "uniform": xoroshiro128p_uniform_float64},
-                **_loop_fields(layout, 1, 12))
-            _kernels[(loop, layout)] = kernel
-        _launch(kernel, blocks, threads, stream, (view, target, states, streams))
-    return dst if out is None else out
+    return launch_soi(x, seed64(seed), out, stream)

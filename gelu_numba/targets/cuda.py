@@ -1,18 +1,21 @@
-"""The CUDA target factory: device functions and elementwise kernels.
+"""CUDA target: device functions, elementwise kernels and their launcher.
 
-Everything that knows about CUDA is in :mod:`gelu_numba.gpu`, and everything
-that knows about numba-cuda's launch and array API is in this module, so a
-move to another CUDA binding touches this file only.
+Everything that knows about numba-cuda's compilation, launch and array API
+is in this module (and :mod:`gelu_numba.targets.cuda_soi` for the SOI map),
+so a move to another CUDA binding touches these files only; the public
+modules :mod:`gelu_numba.gpu` and :mod:`gelu_numba.gpu.device` are loops
+over the catalog.  Imported only by them (it needs numba-cuda).
 
 Device functions
-    :func:`device_function` turns a scalar kernel of
-    :mod:`gelu_numba.catalog` (the same Python source the CPU ufuncs
-    compile) into a lazily compiled ``@cuda.jit(device=True)`` function.
-    The precision switch of :func:`gelu_numba.kernels.dispatch.by_precision`
-    has a CUDA overload (all-float32 arguments: the float32 kernel, else the
-    float64 one), and the five target-dependent primitives of
-    :mod:`gelu_numba.kernels.primitives` compile to ``fma.rn.f64`` and
-    integer instructions, so no formula exists twice.
+    :func:`device_function` turns a catalog record (the same Python kernels
+    the CPU ufuncs compile) into a lazily compiled ``@cuda.jit(device=True)``
+    function with a precision switch: a CUDA overload of ``choose`` picks
+    the float32 kernel when every argument is float32, else the float64
+    one, at compile time; under the simulator the same rule applies to the
+    argument values.  The target-dependent primitives of
+    :mod:`gelu_numba.kernels.primitives` compile to ``fma.rn.f64``,
+    ``add.rn``/``mul.rn`` and integer instructions, so no formula exists
+    twice.
 
 Elementwise kernels
     :class:`GpuFunction` is the host-side launcher.  For each input shape
@@ -37,14 +40,15 @@ import warnings
 
 import numpy as np
 from numba import cuda
-from numba.core import config
+from numba.core import config, types
+from numba.extending import overload
 
 try:  # numba-cuda's own warning class (numba-cuda >= 0.2x)
     from numba.cuda.core.errors import NumbaPerformanceWarning
 except ImportError:  # pragma: no cover
     from numba.core.errors import NumbaPerformanceWarning
 
-from gelu_numba.targets import _ACCEPTED_CHARS, _ACCEPTED_TEXT, _loop_for
+from gelu_numba.targets import dtypes
 
 #: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -56,20 +60,48 @@ BLOCKS_PER_SM = 16
 #: elements per thread and trip of the contiguous loop (loaded together)
 UNROLL = 4
 
-_FLOAT = {"f": np.dtype(np.float32), "d": np.dtype(np.float64)}
-_CAST = {"f": np.float32, "d": np.float64}
+_FLOAT = dtypes.LOOP_DTYPES
+#: loop character -> the conversion of each loaded element
+CAST = {"f": np.float32, "d": np.float64}
 _DEVICE_TEXT = ("a numba device array or an object with "
                 "__cuda_array_interface__ (CuPy, PyTorch CUDA tensors, ...)")
 
 
 # ---------------------------------------------------------------- device side
 
-def device_function(kernel, name=None, doc=None):
-    """A lazily compiled CUDA device function running ``kernel`` (a body
-    made by :func:`gelu_numba.kernels.dispatch.by_precision`)."""
-    dev = cuda.jit(device=True)(kernel.cuda)
-    if name is not None:
-        dev.__name__ = dev.__qualname__ = name
+# choose's Python body serves the simulator; compiled, its CUDA overload
+# (typing, with choose's own parameter names, as Numba requires) decides
+_SWITCH = """
+def choose({args}):
+    return pick(({args},))({args})
+
+
+def typing({args}):
+    return k32 if all_float32(({args},)) else k64
+
+
+def {name}({args}):
+    return choose({args})
+"""
+
+
+def _all_float32(tys):
+    return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
+
+
+def device_function(fn, doc=None):
+    """A lazily compiled CUDA device function of catalog record ``fn``:
+    the float32 kernel for all-float32 arguments, else the float64 one."""
+    args = ", ".join(fn.params)
+
+    def pick(values):  # (pure-Python execution: the simulator)
+        return fn.k32 if all(isinstance(v, np.float32) for v in values) else fn.k64
+
+    scope = {"pick": pick, "k32": fn.k32, "k64": fn.k64, "all_float32": _all_float32}
+    exec(_SWITCH.format(args=args, name=fn.name), scope)
+    overload(scope["choose"], target="cuda")(scope["typing"])
+    dev = cuda.jit(device=True)(scope[fn.name])
+    dev.__name__ = dev.__qualname__ = fn.name
     if doc is not None:
         dev.__doc__ = doc
     return dev
@@ -99,7 +131,7 @@ def _index_code(names, ndims, full, out_ndim, flat):
     return lines, idx
 
 
-def _generate(template, scope, **fields):
+def generate(template, scope, **fields):
     """Compile generated kernel source (a ``@cuda.jit`` function named
     ``kernel``) with ``scope`` as its globals."""
     source = template.format(**fields)
@@ -149,7 +181,7 @@ def _flat_fields(nin, unroll):
             "tail": ", ".join(f"cast({n}[i])" for n in names)}
 
 
-def _loop_fields(layout, nin, pad):
+def loop_fields(layout, nin, pad):
     """Template fields for ``nin`` inputs ``a0 ..`` and ``out`` laid out as
     ``layout`` (see :func:`operands`): the unravelling lines, the output
     index and each input's converted load."""
@@ -186,7 +218,7 @@ def _sm_count():
     return sms
 
 
-def _launch(kernel, blocks, threads, stream, args):
+def launch(kernel, blocks, threads, stream, args):
     if blocks >= 128 and not SIMULATOR:
         kernel[blocks, threads, stream](*args)
         return
@@ -220,9 +252,7 @@ def _as_device_view(value):
 
 
 def _check_dtype(fname, dtype):
-    if np.dtype(dtype).char not in _ACCEPTED_CHARS:
-        raise TypeError(f"{fname}() does not support inputs of dtype {dtype}; "
-                        f"accepted: {_ACCEPTED_TEXT}")
+    dtypes.loop_for(fname, dtype)
 
 
 def prepare_inputs(fname, args, stream):
@@ -232,16 +262,16 @@ def prepare_inputs(fname, args, stream):
     Python scalars are weak in the loop choice, as in NumPy: ``f(x32, 2.0)``
     runs in float32.
     """
-    views, dtypes = [], []
+    views, found = [], []
     for a in args:
         if _is_device(a):
             view = _as_device_view(a)
             _check_dtype(fname, view.dtype)
             views.append(view)
-            dtypes.append(np.dtype(view.dtype))
+            found.append(np.dtype(view.dtype))
             continue
         if type(a) in (float, int, bool):
-            dtypes.append(a)
+            found.append(a)
             host = np.asarray(a, dtype=np.float64)
         else:
             if isinstance(a, (list, tuple)) or hasattr(a, "__array__") or np.isscalar(a):
@@ -251,16 +281,9 @@ def prepare_inputs(fname, args, stream):
                     f"{fname}() takes {_DEVICE_TEXT}, a NumPy array or a "
                     f"real scalar; got {type(a).__name__}")
             _check_dtype(fname, host.dtype)
-            dtypes.append(host.dtype)
+            found.append(host.dtype)
         views.append(cuda.to_device(np.asarray(host, order="C"), stream=stream))
-    try:
-        loop = _loop_for([np.result_type(*dtypes)])
-    except TypeError:
-        loop = None
-    if loop is None:
-        raise TypeError(f"{fname}() does not support this combination of "
-                        f"input dtypes; accepted: {_ACCEPTED_TEXT}")
-    return views, loop
+    return views, dtypes.loop_for(fname, *found)
 
 
 def broadcast_shape(fname, views):
@@ -361,12 +384,12 @@ class GpuFunction:
         key = (loop, layout, UNROLL)
         kernel = self._kernels.get(key)
         if kernel is None:
-            scope = {"dev": self.device, "cast": _CAST[loop]}
+            scope = {"dev": self.device, "cast": CAST[loop]}
             if layout[0]:
-                kernel = _generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
+                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
             else:
-                kernel = _generate(_ELEMENTWISE, scope,
-                                   **_loop_fields(layout, self.nin, 8))
+                kernel = generate(_ELEMENTWISE, scope,
+                                  **loop_fields(layout, self.nin, 8))
             self._kernels[key] = kernel
         blocks, threads = launch_config(math.prod(shape))
-        _launch(kernel, blocks, threads, stream, (*views, target))
+        launch(kernel, blocks, threads, stream, (*views, target))

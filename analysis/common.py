@@ -1,0 +1,69 @@
+"""Helpers shared by the analysis scripts: the machine description, JSON
+conversion of non-finite floats, and the integer argument type."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import multiprocessing
+import platform
+
+import numpy as np
+
+
+def machine_info() -> dict:
+    """Platform, CPU model and library versions."""
+    cpu = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    info = {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": multiprocessing.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    for mod in ("numba", "scipy"):
+        try:
+            info[mod] = __import__(mod).__version__
+        except ImportError:
+            info[mod] = None
+    return info
+
+
+def machine_line(info: dict) -> str:
+    """:func:`machine_info` as one line."""
+    return (f"{info['cpu']}, {info['cpu_count']} cores, {info['platform']}, "
+            f"Python {info['python']}, numpy {info['numpy']}, numba {info['numba']}, "
+            f"scipy {info['scipy']}")
+
+
+def jsonable(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: jsonable(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [jsonable(x) for x in v]
+    return v
+
+
+def int_arg(text: str) -> int:
+    """Positive int, also written as ``a**b`` (e.g. ``2**22``)."""
+    try:
+        if "**" in text:
+            base, _, exp = text.partition("**")
+            value = int(base) ** int(exp)
+        else:
+            value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
+    return value

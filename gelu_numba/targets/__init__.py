@@ -1,0 +1,27 @@
+"""Every piece of Numba and CUDA machinery of the package.
+
+The kernels (:mod:`gelu_numba.kernels`) are mathematics only, the catalog
+(:mod:`gelu_numba.catalog`) is data; this package turns a catalog record
+into the compiled forms and publishes them:
+
+``dtypes``
+    The one dtype rule (which loop, float32 or float64, runs for which
+    inputs) and its error message.
+``stamp``
+    The source stamp that keys Numba's on-disk cache to the kernel sources.
+``numpy_api``
+    A ``numpy.ufunc`` from compiled loops, through NumPy's C API.
+``cpu``
+    Loops (``@cfunc``), ufuncs and ``@njit`` callers.
+``parallel``
+    The multithreaded loops and ufuncs.
+``cuda``
+    Device functions, kernels and the launcher (needs numba-cuda; imported
+    by :mod:`gelu_numba.gpu` only).
+``publish``
+    The public modules' ``__getattr__``/``__all__``, loops over the catalog.
+
+Numba's private API is used nowhere here: loops are ``@cfunc``, ``@njit``
+callers are ``@overload``, pointer arithmetic is an ``@intrinsic``.  NumPy's
+is used once, for its C API table (:mod:`numpy_api`, checked at import).
+"""

@@ -1,0 +1,346 @@
+"""CPU target: one scalar kernel per precision in, one NumPy ufunc out.
+
+Loops
+    :func:`loop` compiles a kernel into a NumPy inner loop with Numba's
+    public ``@cfunc`` (``void loop(char **args, npy_intp *dims, npy_intp
+    *steps, void *data)``), cached on disk.  The kernel is inlined at the
+    Numba IR level; when every operand has unit stride the loop indexes
+    ``carray`` views, which LLVM vectorises (packed FMAs on ``ymm``/``zmm``,
+    no call: :func:`loop_llvm`, ``tests/test_api.py``); any other strides
+    take a scalar loop over byte offsets.
+
+Ufuncs
+    :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
+    takes the first one the inputs cast to safely: this order *is* the dtype
+    rule of :mod:`gelu_numba.targets.dtypes`) in a real ``numpy.ufunc``
+    (:mod:`gelu_numba.targets.numpy_api`), and wraps it in :class:`Ufunc`,
+    which adds two things and changes nothing else: the ``TypeError`` for
+    inputs with no loop names the accepted dtypes, and ``@njit`` code can
+    call it (:func:`_register_njit`).  Every argument, keyword and method
+    goes to the ``numpy.ufunc`` as given, so NumPy dispatches duck arrays
+    (``__array_ufunc__``: Dask, xarray, CuPy, subclasses) and applies
+    ``where=``, ``casting=``, ``dtype=``, ``signature=``, ``out=``, its
+    warnings and its floating-point error state exactly as for ``np.exp``.
+
+Pickling
+    A :class:`Ufunc` pickles by reference, as ``module.name`` of its public
+    module; its ``numpy.ufunc`` (which is what ``__array_ufunc__``
+    implementations such as Dask receive and ship to workers) as
+    ``gelu_numba.targets.cpu.<name>`` (this module's ``__getattr__``).
+"""
+
+import inspect
+import threading
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, cfunc, njit, types
+from numba.core.registry import cpu_target
+from numba.core.errors import NumbaNotImplementedError, TypingError
+from numba.extending import intrinsic, overload
+from numba.np import numpy_support
+
+from gelu_numba import catalog
+from gelu_numba.targets import dtypes, numpy_api
+from gelu_numba.targets.stamp import STAMP
+
+#: NumPy's inner-loop signature
+LOOP_SIGNATURE = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
+                            types.CPointer(types.intp), types.voidptr)
+
+_NUMBA_TYPES = {"f": types.float32, "d": types.float64}
+
+
+@intrinsic
+def element(typingctx, base, offset, ty):
+    """A typed pointer to the ``ty`` at ``base + offset`` bytes (NumPy's
+    steps are in bytes and may be negative or zero)."""
+    sig = types.CPointer(ty.dtype)(base, offset, ty)
+
+    def codegen(context, builder, sig, args):
+        ptr = builder.gep(builder.bitcast(args[0], ir.IntType(8).as_pointer()), [args[1]])
+        return builder.bitcast(ptr, context.get_value_type(sig.return_type))
+
+    return sig, codegen
+
+
+# The loop: unit strides index carray views (LLVM vectorises that loop);
+# other strides, including NumPy's zero step for a broadcast scalar, walk
+# byte offsets.  Generated per arity; compiled under this file's name, so
+# Numba's cache finds it here, and closed over the source stamp alone.  The
+# parallel target hands long unit-stride runs to ``blocks`` instead.
+_LOOP = """
+def make(stamp):
+    def {qualname}(args, dims, steps, data):
+        stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
+        n = dims[0]
+{steps}
+        if {unit}:
+{views}
+{unit_loop}
+        else:
+            for i in range(n):
+                element(args[{nin}], i * s{nin}, ty)[0] = kernel({loads})
+    return {qualname}
+"""
+
+_UNIT_LOOP = """\
+            for i in range(n):
+                out[i] = kernel({unit_loads})"""
+
+_UNIT_OR_BLOCKS = """\
+            if n >= threshold:
+                blocks({operands})
+            else:
+                for i in range(n):
+                    out[i] = kernel({unit_loads})"""
+
+
+def _loop_source(qualname, nin, parallel):
+    ops = range(nin + 1)
+    pad = " " * 12
+    unit_loads = ", ".join(f"a{k}[i]" for k in range(nin))
+    operands = ", ".join([f"a{k}" for k in range(nin)] + ["out"])
+    return _LOOP.format(
+        qualname=qualname, nin=nin,
+        steps="\n".join(f"        s{k} = steps[{k}]" for k in ops),
+        unit=" and ".join(f"s{k} == size" for k in ops),
+        views="\n".join(f"{pad}{'out' if k == nin else f'a{k}'} = "
+                        f"carray(element(args[{k}], 0, ty), n)" for k in ops),
+        unit_loop=(_UNIT_OR_BLOCKS if parallel else _UNIT_LOOP).format(
+            unit_loads=unit_loads, operands=operands),
+        loads=", ".join(f"element(args[{k}], i * s{k}, ty)[0]" for k in range(nin)))
+
+
+def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
+    """The Python function of a loop (uncompiled): ``kernel`` (compiled for
+    this target by the caller) applied to ``nin`` operands of dtype
+    ``char``.  With ``blocks`` (an ``@njit`` function of the unit-stride
+    operands), runs of at least ``threshold`` elements go to it."""
+    ty = _NUMBA_TYPES[char]
+    scope = {"__name__": __name__, "kernel": kernel, "ty": ty, "size": ty.bitwidth // 8,
+             "carray": carray, "element": element, "blocks": blocks,
+             "threshold": threshold}
+    source = _loop_source(qualname, nin, blocks is not None)
+    exec(compile(source, __file__, "exec"), scope)
+    return scope["make"](STAMP)
+
+
+def inlined(scalar_kernel):
+    """``scalar_kernel`` (a plain Python function of scalars) compiled for
+    the CPU and inlined wherever it is called."""
+    return njit(inline="always")(scalar_kernel)
+
+
+def loop(fn, char, cache=True):
+    """The ``@cfunc`` loop of catalog function ``fn`` for dtype ``char``
+    (``"f"`` or ``"d"``), cached on disk."""
+    py = loop_function(inlined(fn.kernel(char)), char, fn.nin,
+                       f"{fn.name}_{dtypes.LOOP_DTYPES[char]}")
+    # error_model="numpy": no ZeroDivisionError check on float division,
+    # whose branch would keep LLVM from vectorising the loop
+    return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+
+
+def loop_llvm(make_loop, fn, char):
+    """The optimised LLVM IR of the loop ``make_loop(fn, char, cache=False)``
+    (compiled afresh: a loop loaded from the cache has machine code only).
+    A vectorised loop shows packed operations (``<8 x double>``,
+    ``@llvm.fma.v8f64``) and no call in its body."""
+    return make_loop(fn, char, cache=False).inspect_llvm()
+
+
+class Ufunc:
+    """A NumPy ufunc of gelu_numba: the ``numpy.ufunc`` :attr:`ufunc` with
+    a clear ``TypeError`` for unsupported dtypes, callable from ``@njit``.
+
+    Calls and the methods ``reduce``, ``accumulate``, ``reduceat``,
+    ``outer``, ``at`` and ``resolve_dtypes`` are the ``numpy.ufunc``'s own;
+    so are ``nin``, ``nout``, ``nargs``, ``types``, ``ntypes``,
+    ``identity`` and ``signature``.
+    """
+
+    def __init__(self, raw, name, module, doc):
+        self.ufunc = raw
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = module
+        self.__doc__ = doc
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.ufunc(*args, **kwargs)
+        except TypeError as error:
+            raise self._explained(error, args) from error
+
+    def _explained(self, error, args):
+        # NumPy's legacy type resolver (the one of ufuncs made from C
+        # loops) raises a plain TypeError when no loop takes the inputs;
+        # casting errors (casting='no', a bad out= dtype) and errors of
+        # duck arrays stay as they are
+        if not str(error).startswith(f"ufunc '{self.__name__}' not supported for the input types"):
+            return error
+        return dtypes.unsupported(self.__name__, [_dtype_of(a) for a in args[:self.ufunc.nin]])
+
+    def _method(name):
+        def method(self, *args, **kwargs):
+            try:
+                return getattr(self.ufunc, name)(*args, **kwargs)
+            except TypeError as error:
+                explained = self._explained(error, args)
+                if explained is error:
+                    raise
+                raise explained from error
+        method.__name__ = name
+        method.__doc__ = f"``numpy.ufunc.{name}`` of :attr:`ufunc`."
+        return method
+
+    reduce = _method("reduce")
+    accumulate = _method("accumulate")
+    reduceat = _method("reduceat")
+    outer = _method("outer")
+    at = _method("at")
+    del _method
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # (pickle probes a bare instance)
+            raise AttributeError(name)
+        return getattr(self.ufunc, name)
+
+    def __reduce__(self):
+        return self.__name__
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}' ({self.__module__})>"
+
+
+def _dtype_of(value):
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    dtype = getattr(value, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(value).dtype
+
+
+class Registry:
+    """The ``numpy.ufunc`` of each catalog function for one target, built
+    once from ``make_loop(fn, char)`` (thread-safe); pickles find them as
+    attributes of module ``home`` (whose ``__getattr__`` calls :meth:`get`)."""
+
+    def __init__(self, home, make_loop):
+        self.home = home
+        self.make_loop = make_loop
+        self._lock = threading.RLock()
+        self._built = {}
+        #: name -> {char: compiled loop}, for inspection (``cache_hits``)
+        self.loops = {}
+
+    def get(self, fn):
+        with self._lock:
+            raw = self._built.get(fn.name)
+            if raw is None:
+                loops = self.loops[fn.name] = {c: self.make_loop(fn, c) for c in "fd"}
+                raw = numpy_api.make_ufunc(
+                    fn.name, fn.nin, [(dtypes.LOOP_DTYPES[c], loops[c]) for c in "fd"])
+                raw.__module__ = self.home
+                self._built[fn.name] = raw
+            return raw
+
+    def attribute(self, name):
+        """Module ``__getattr__`` of ``home``: the ufunc of catalog ``name``."""
+        try:
+            fn = catalog.lookup(name)
+        except KeyError:
+            raise AttributeError(f"module {self.home!r} has no attribute {name!r}") from None
+        return self.get(fn)
+
+    def public(self, fn, module, doc):
+        """The public :class:`Ufunc` of ``fn``, published in ``module``."""
+        wrapper = Ufunc(self.get(fn), fn.name, module, doc)
+        _register_njit(wrapper, fn)
+        return wrapper
+
+
+REGISTRY = Registry(__name__, loop)
+#: the public ufunc of a catalog record (the factory of gelu_numba.targets.publish)
+ufunc = REGISTRY.public
+
+
+def __getattr__(name):
+    return REGISTRY.attribute(name)
+
+
+# ------------------------------------------------------------- @njit callers
+
+_NJIT_SCALAR = """
+def impl({args}):
+    return cast(kernel({casts}))
+"""
+
+# Arrays: same-shape C-contiguous operands run a flat loop (vectorised by
+# LLVM); anything else broadcasts and walks the indices.
+_NJIT_ARRAY = """
+def impl({args}):
+    shape = np.broadcast_shapes({shapes})
+    out = np.empty(shape, cast)
+    if {flat_ok}:
+        flat = out.reshape(out.size)
+{flat_views}
+        for i in range(out.size):
+            flat[i] = cast(kernel({flat_loads}))
+        return out
+{views}
+    for idx in np.ndindex(shape):
+        out[idx] = cast(kernel({loads}))
+    return out
+"""
+
+
+def _njit_impl(fn, argtys):
+    """The implementation of ``fn(*args)`` in ``@njit`` code for these Numba
+    argument types: the loop NumPy would select (the dtype rule), then the
+    kernel of that precision, element by element."""
+    found = []
+    for t in argtys:
+        scalar = t.dtype if isinstance(t, types.Array) else t
+        try:
+            found.append(numpy_support.as_dtype(scalar))
+        except NumbaNotImplementedError:
+            raise TypingError(str(dtypes.unsupported(fn.name, [np.dtype(object)]))) from None
+    char = dtypes.loop_char(*found)
+    if char is None:
+        raise TypingError(str(dtypes.unsupported(fn.name, found)))
+    names = list(fn.params)
+    arrays = [n for n, t in zip(names, argtys) if isinstance(t, types.Array)]
+    scope = {"np": np, "kernel": inlined(fn.kernel(char)),
+             "cast": np.float32 if char == "f" else np.float64}
+    if not arrays:
+        source = _NJIT_SCALAR.format(args=", ".join(names),
+                                     casts=", ".join(f"cast({n})" for n in names))
+    else:
+        contiguous = all(t.layout == "C" for t in argtys if isinstance(t, types.Array))
+        pad = " " * 8
+        source = _NJIT_ARRAY.format(
+            args=", ".join(names),
+            shapes=", ".join(f"{n}.shape" for n in arrays),
+            # (reshape types only for C-layout arrays)
+            flat_ok=" and ".join(f"{n}.shape == shape" for n in arrays) if contiguous else "False",
+            flat_views="\n".join(f"{pad}{n}_ = {n}.reshape({n}.size)" if contiguous else
+                                  f"{pad}{n}_ = {n}" for n in arrays),
+            flat_loads=", ".join(f"cast({n}_[i])" if n in arrays else f"cast({n})"
+                                 for n in names),
+            views="\n".join(f"    {n}_ = np.broadcast_to({n}, shape)" for n in arrays),
+            loads=", ".join(f"cast({n}_[idx])" if n in arrays else f"cast({n})"
+                            for n in names))
+    exec(source, scope)
+    return scope["impl"]
+
+
+def _register_njit(wrapper, fn):
+    """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays),
+    with the kernel's parameter names."""
+    params = ", ".join(inspect.signature(fn.k64).parameters)
+    scope = {"_njit_impl": _njit_impl, "fn": fn}
+    exec(f"def typing({params}):\n    return _njit_impl(fn, ({params},))\n", scope)
+    overload(wrapper, inline="always")(scope["typing"])
+    # the name may be first looked up while Numba types a caller (a module
+    # __getattr__ runs then): load the new declaration into the context now
+    cpu_target.typing_context.refresh()

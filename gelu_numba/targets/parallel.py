@@ -1,0 +1,144 @@
+"""Parallel target: the CPU loop, with long unit-stride runs split among threads.
+
+The loop is the CPU target's (:mod:`gelu_numba.targets.cpu`, the same
+inlined kernel, so results are bit-identical), except that a unit-stride run
+of at least :data:`THRESHOLD` elements goes to an ``@njit(parallel=True)``
+function: a ``prange`` over blocks of :data:`BLOCK` elements, each block
+the vectorised serial loop.  Shorter or strided runs stay on the calling
+thread: never slower than the serial ufunc there.
+
+Threads: Numba's threading layer, whichever Numba selects (``tbb``, then
+``omp``, then ``workqueue``, or ``NUMBA_THREADING_LAYER``); importing this
+module does not choose one.  With ``tbb`` and ``omp``, calls from several
+Python threads at once are safe; ``workqueue`` does not support them
+(Numba aborts the process), see the README.
+
+Floating-point flags: NumPy reads the calling thread's flags after the loop;
+on x86-64 each block's SSE status flags (MXCSR) are collected and raised on
+the calling thread, so ``np.errstate`` sees what the workers raised, as for
+the serial ufunc.  On other architectures only the calling thread's blocks
+report flags.
+"""
+
+import platform
+
+import numpy as np
+from llvmlite import ir
+from numba import cfunc, get_num_threads, njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from gelu_numba.targets import cpu, dtypes
+from gelu_numba.targets.stamp import STAMP
+
+#: elements per block of the parallel loop (a block is 64-128 KiB of input)
+BLOCK = 16384
+#: unit-stride runs from this many elements go parallel (below it, a
+#: thread launch costs more than it saves; measured in the README)
+THRESHOLD = 65536
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
+_STATUS_BITS = 0x3F  # MXCSR exception flags: IE DE ZE OE UE PE
+
+
+def _mxcsr_call(builder, name, ptr):
+    fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer()])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    builder.call(fn, [builder.bitcast(ptr, ir.IntType(8).as_pointer())])
+
+
+@intrinsic
+def _read_mxcsr(typingctx):
+    def codegen(context, builder, sig, args):
+        ptr = cgutils.alloca_once(builder, ir.IntType(32))
+        _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", ptr)
+        return builder.load(ptr)
+    return types.uint32(), codegen
+
+
+@intrinsic
+def _write_mxcsr(typingctx, value):
+    def codegen(context, builder, sig, args):
+        ptr = cgutils.alloca_once(builder, ir.IntType(32))
+        builder.store(args[0], ptr)
+        _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", ptr)
+        return context.get_dummy_value()
+    return types.void(types.uint32), codegen
+
+
+_MASK = np.uint32(_STATUS_BITS)
+_KEEP = np.uint32(~_STATUS_BITS & 0xFFFFFFFF)
+
+# Each block runs the serial loop as a function of its own: LLVM vectorises
+# it as in the serial ufunc (inlined into the parfor body, the float32 loop
+# ran at half that speed)
+_SERIAL = """
+def serial({operands}):
+    for i in range(out.size):
+        out[i] = kernel({loads})
+"""
+
+_BLOCKS = """
+def make(stamp):
+    def {qualname}({operands}):
+        stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
+        n = out.size
+        nblocks = (n + block - 1) // block
+        status = np.zeros(nblocks, np.uint32)
+        # (the calling thread's earlier flags, which its blocks clear)
+        raised = read_mxcsr() & mask if x86 else np.uint32(0)
+        for b in prange(nblocks):
+            if x86:
+                write_mxcsr(read_mxcsr() & keep)
+            start = b * block
+            stop = min(n, start + block)
+            serial({slices})
+            if x86:
+                status[b] = read_mxcsr() & mask
+        if x86:
+            for b in range(nblocks):
+                raised |= status[b]
+            write_mxcsr(read_mxcsr() | raised)
+    return {qualname}
+"""
+
+
+def _blocks(fn, char, cache):
+    """The ``@njit(parallel=True)`` block runner of ``fn``'s ``char`` loop."""
+    names = [f"a{k}" for k in range(fn.nin)]
+    operands = ", ".join(names + ["out"])
+    loads = ", ".join(f"{n}[i]" for n in names)
+    serial_scope = {"kernel": cpu.inlined(fn.kernel(char))}
+    exec(_SERIAL.format(operands=operands, loads=loads), serial_scope)
+    source = _BLOCKS.format(qualname=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_blocks",
+                            operands=operands,
+                            slices=", ".join(f"{n}[start:stop]" for n in names + ["out"]))
+    scope = {"__name__": __name__, "np": np, "prange": prange,
+             "serial": njit(inline="never", error_model="numpy")(serial_scope["serial"]),
+             "block": BLOCK, "x86": _X86,
+             "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
+             "mask": _MASK, "keep": _KEEP}
+    exec(compile(source, __file__, "exec"), scope)
+    return njit(parallel=True, cache=cache, error_model="numpy")(scope["make"](STAMP))
+
+
+def loop(fn, char, cache=True):
+    """The ``@cfunc`` loop of ``fn`` for dtype ``char``, parallel for long
+    unit-stride runs, cached on disk."""
+    # the parallel code links against the threading layer's scheduler,
+    # which exists once Numba has launched its threads (a loop loaded from
+    # the cache does not launch them: "Symbol not found: allocate_sched")
+    get_num_threads()
+    py = cpu.loop_function(cpu.inlined(fn.kernel(char)), char, fn.nin,
+                           f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
+                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD)
+    return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+
+
+REGISTRY = cpu.Registry(__name__, loop)
+#: the public ufunc of a catalog record (the factory of gelu_numba.targets.publish)
+ufunc = REGISTRY.public
+
+
+def __getattr__(name):
+    return REGISTRY.attribute(name)

@@ -1,0 +1,65 @@
+"""Public modules as loops over the catalog.
+
+:func:`module` gives a public module its ``__getattr__`` (PEP 562), its
+``__dir__`` and its ``__all__``: every catalog record that names the module
+becomes an attribute, built by the module's target on first access and then
+stored in the module's namespace, so each function compiles or loads its
+loops only when first used.
+"""
+
+import importlib
+import sys
+
+from gelu_numba import catalog
+
+#: public module -> the factory of its functions, "module:function"
+_TARGETS = {
+    catalog.TOP: "gelu_numba.targets.cpu:ufunc",
+    catalog.APPROX: "gelu_numba.targets.cpu:ufunc",
+    catalog.PARALLEL: "gelu_numba.targets.parallel:ufunc",
+}
+
+
+def _factory(module):
+    path, name = _TARGETS[module].split(":")
+    return getattr(importlib.import_module(path), name)
+
+
+def build(fn, module):
+    """The public object of record ``fn`` in ``module``: the one of its
+    home module (``fn.modules[0]``) where the two share a target, so that a
+    function published twice is one object and pickles to its home."""
+    home = fn.modules[0]
+    if home != module and _TARGETS.get(home) == _TARGETS[module]:
+        return getattr(importlib.import_module(home), fn.name)
+    return _factory(module)(fn, module, fn.name + _signature(fn, module) + fn.doc)
+
+
+def _signature(fn, module):
+    args = ", ".join(fn.params)
+    return (f"({args}, /, out=None, *, where=True, casting='same_kind', "
+            f"order='K', dtype=None, subok=True)\n")
+
+
+def module(name, extra=None):
+    """``(__getattr__, __dir__, __all__)`` for public module ``name``;
+    ``extra`` maps further attribute names to the modules defining them."""
+    names = {f.name: f for f in catalog.published(name)}
+    extra = dict(extra or {})
+    everything = sorted(set(names) | set(extra))
+
+    def __getattr__(attr):
+        fn = names.get(attr)
+        if fn is not None:
+            value = build(fn, name)
+        elif attr in extra:
+            value = getattr(importlib.import_module(extra[attr]), attr)
+        else:
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+        setattr(sys.modules[name], attr, value)
+        return value
+
+    def __dir__():
+        return sorted(set(vars(sys.modules[name])) | set(everything))
+
+    return __getattr__, __dir__, everything

@@ -1,0 +1,44 @@
+"""The CPU loop of the stochastic 0-I map (:mod:`gelu_numba.soi`).
+
+One ``@njit`` loop over the flat input: element i draws the i-th output of
+the SplitMix64 stream of the seed (:mod:`gelu_numba.kernels.soi`) and keeps
+x where that uniform number is below Phi(x) (:func:`gelu_numba.ndtr`, the
+kernel of the input's precision, inlined and vectorised).
+"""
+
+import numpy as np
+from numba import njit
+
+from gelu_numba import ndtr
+from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
+from gelu_numba.targets.stamp import STAMP
+
+
+def make_loop(stamp):
+    """The compiled element loop.  ``stamp`` (a hash of the kernel sources)
+    is a closure variable, hence part of Numba's cache key: the loop inlines
+    the ndtr kernel, and Numba's cache would otherwise not notice a change
+    to it (see :mod:`gelu_numba.targets.stamp`)."""
+    gamma = GAMMA
+    s11 = np.uint64(11)
+    one = np.uint64(1)
+    ulp53 = 2.0 ** -53
+
+    @njit(cache=True)
+    def _soi_loop(x, seed, out):
+        stamp  # noqa: B018 (part of the cache key)
+        for i in range(x.size):
+            z = mix64(seed + (np.uint64(i) + one) * gamma)
+            # z >> 11 < 2**53: exact through int64 and float64
+            u = np.float64(np.int64(z >> s11)) * ulp53
+            v = x[i]
+            # ndtr of a float32 scalar runs the float32 kernel, of a float64
+            # the float64 one; p is widened exactly for the comparison
+            out[i] = keep_or_zero(v, u, ndtr(v))
+
+    return _soi_loop
+
+
+#: ``soi_loop(x, seed, out)``: 1-D ``x`` and ``out`` of one float dtype,
+#: ``seed`` a ``numpy.uint64``
+soi_loop = make_loop(STAMP)
