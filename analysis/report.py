@@ -25,6 +25,14 @@ README (between its ``report:start`` and ``report:end`` markers).
 
 from __future__ import annotations
 
+if __name__ == "__main__":
+    # gelu_numba.parallel is timed beside PyTorch in this one process: Numba's
+    # default 'omp' pool spins after each parallel call and made PyTorch's
+    # one-thread calls 40x slower here (7 -> 296 us at n = 100); 'workqueue'
+    # does not spin, and this script calls from one Python thread
+    import os
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+
 import argparse
 import datetime
 import json

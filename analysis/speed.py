@@ -34,7 +34,10 @@ the median over the rounds (minimum in the JSON).  At large sizes the number
 of rounds is cut so that a cell's rounds take about ``--budget`` seconds
 (never below 3 rounds, or ``--rounds`` if smaller); the count is reported.
 The parallel ufunc shares the process with the PyTorch and JAX thread pools
-(idle, one thread each), as in :mod:`benchmarks.targets`.
+(idle, one thread each), as in :mod:`benchmarks.targets`; run as a script,
+this module selects Numba's ``workqueue`` threading layer (unless
+``NUMBA_THREADING_LAYER`` is set), because the default ``omp`` pool spins
+after each parallel call and slows PyTorch's calls in the same process.
 
 Roofline: on the CPU, ``np.copy`` of a contiguous array of ``ceil((inputs + 1)
 * n / 2)`` elements of the same dtype -- the same bytes read and written as
@@ -61,6 +64,15 @@ dtype) into ``--out``.  Python API: :func:`run`, :func:`markdown`,
 :func:`plot`; :data:`QUICK` is a setting that takes under a minute on a
 2-core machine (``run(**QUICK)``).
 """
+
+if __name__ == "__main__":
+    # gelu_numba.parallel is timed beside PyTorch in this one process: Numba's
+    # default 'omp' pool spins after each parallel call and made PyTorch's
+    # one-thread calls 40x slower here (7 -> 296 us at n = 100); 'workqueue'
+    # does not spin, and this script calls from one Python thread
+    import os
+    os.environ.setdefault("NUMBA_THREADING_LAYER", "workqueue")
+
 
 import argparse
 import gc
@@ -283,6 +295,7 @@ def machine(gpu_info=None):
     info = dict(machine_info())
     info["summary"] = bp.machine()
     info["numba_threads"] = numba.get_num_threads()
+    info["numba_layer"] = numba.threading_layer()
     info["torch"] = None if bp.torch is None else bp.torch.__version__
     info["jax"] = None if bp.jax is None else bp.jax.__version__
     info["gpu"] = gpu_info
@@ -413,7 +426,7 @@ def _header(results):
     return "\n".join([
         "# gelu_numba throughput against array size", "",
         f"Machine: {m['summary']}; {m['numba_threads']} Numba threads for "
-        f"`gelu_numba.parallel`.  {gpu_line}", "",
+        f"`gelu_numba.parallel` (threading layer {m.get('numba_layer', '?')}).  {gpu_line}", "",
         f"Taken {results['date']}.  Standard-normal inputs; every CPU implementation "
         "allocates its output on each call.  Time per call: median of "
         f"{s['rounds']} interleaved rounds (fewer, never below {min(3, s['rounds'])}, where "
