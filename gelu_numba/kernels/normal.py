@@ -30,8 +30,13 @@ Error bound
 -----------
 ``R``, ``H`` and ``exp`` are polynomials whose approximation error is below
 2**-59 (certified on a grid by the generator); their evaluation, with the last
-three Horner steps in double-double, adds less than about 2**-58; the
-double-double products add 2**-100.  Each float64 result is therefore
+three Horner steps in double-double, adds less than about 2**-58; the factor
+``a - z0`` is a double-double within 2**-104 relative of its exact value
+however close a is to z0 (z0 is stored in three parts: with two, the part
+left out is 2**-54.6 of ``a - z0`` at the double nearest x0, which cost the
+fused backward up to 0.81 ulp there); the double-double products, the final
+one by ``x`` or ``dy`` included, add 2**-100.  Each float64 result, the fused
+``dy * GELU'(x)`` for every finite dy included, is therefore
 ``(1 + d) * exact`` with ``|d| < 2**-57`` before its single final rounding:
 at most 0.5 + 2**-4 ulp, below 1 ulp everywhere; a subnormal result is
 scaled once from the double-double (:func:`mul_tail_or_complement`,
