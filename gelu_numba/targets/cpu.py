@@ -170,7 +170,10 @@ class Ufunc:
         try:
             return self.ufunc(*args, **kwargs)
         except TypeError as error:
-            raise self._explained(error, args) from error
+            explained = self._explained(error, args)
+            if explained is error:
+                raise
+            raise explained from error
 
     def _explained(self, error, args):
         # NumPy's legacy type resolver (the one of ufuncs made from C

@@ -32,10 +32,10 @@ def build(fn, module):
     home = fn.modules[0]
     if home != module and _TARGETS.get(home) == _TARGETS[module]:
         return getattr(importlib.import_module(home), fn.name)
-    return _factory(module)(fn, module, fn.name + _signature(fn, module) + fn.doc)
+    return _factory(module)(fn, module, fn.name + _signature(fn) + fn.doc)
 
 
-def _signature(fn, module):
+def _signature(fn):
     args = ", ".join(fn.params)
     return (f"({args}, /, out=None, *, where=True, casting='same_kind', "
             f"order='K', dtype=None, subok=True)\n")
