@@ -85,22 +85,41 @@ def make(stamp):
 """
 
 _UNIT_LOOP = """\
-            for i in range(n):
-                out[i] = kernel({unit_loads})"""
+            serial({operands})"""
 
 _UNIT_OR_BLOCKS = """\
             if n >= threshold:
                 blocks({operands})
             else:
-                for i in range(n):
-                    out[i] = kernel({unit_loads})"""
+                serial({operands})"""
+
+# The element loop over unit-stride operands: the serial ufunc inlines it,
+# each block of the parallel one calls it (gelu_numba.targets.parallel)
+_SERIAL = """
+def serial({operands}):
+    for i in range(out.size):
+        out[i] = kernel({loads})
+"""
+
+
+def _operands(nin):
+    return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
+
+
+def serial_loop(kernel, nin, inline):
+    """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
+    arrays, an ``@njit`` function with Numba's ``inline`` option
+    (``"always"``: its loop becomes the caller's; ``"never"``: a function of
+    its own, vectorised by LLVM as such)."""
+    scope = {"kernel": kernel}
+    exec(_SERIAL.format(operands=_operands(nin),
+                        loads=", ".join(f"a{k}[i]" for k in range(nin))), scope)
+    return njit(inline=inline, error_model="numpy")(scope["serial"])
 
 
 def _loop_source(qualname, nin, parallel):
     ops = range(nin + 1)
     pad = " " * 12
-    unit_loads = ", ".join(f"a{k}[i]" for k in range(nin))
-    operands = ", ".join([f"a{k}" for k in range(nin)] + ["out"])
     return _LOOP.format(
         qualname=qualname, nin=nin,
         steps="\n".join(f"        s{k} = steps[{k}]" for k in ops),
@@ -108,7 +127,7 @@ def _loop_source(qualname, nin, parallel):
         views="\n".join(f"{pad}{'out' if k == nin else f'a{k}'} = "
                         f"carray(element(args[{k}], 0, ty), n)" for k in ops),
         unit_loop=(_UNIT_OR_BLOCKS if parallel else _UNIT_LOOP).format(
-            unit_loads=unit_loads, operands=operands),
+            operands=_operands(nin)),
         loads=", ".join(f"element(args[{k}], i * s{k}, ty)[0]" for k in range(nin)))
 
 
@@ -120,7 +139,7 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
     ty = _NUMBA_TYPES[char]
     scope = {"__name__": __name__, "kernel": kernel, "ty": ty, "size": ty.bitwidth // 8,
              "carray": carray, "element": element, "blocks": blocks,
-             "threshold": threshold}
+             "threshold": threshold, "serial": serial_loop(kernel, nin, "always")}
     source = _loop_source(qualname, nin, blocks is not None)
     exec(compile(source, __file__, "exec"), scope)
     return scope["make"](STAMP)
@@ -166,15 +185,6 @@ class Ufunc:
         self.__module__ = module
         self.__doc__ = doc
 
-    def __call__(self, *args, **kwargs):
-        try:
-            return self.ufunc(*args, **kwargs)
-        except TypeError as error:
-            explained = self._explained(error, args)
-            if explained is error:
-                raise
-            raise explained from error
-
     def _explained(self, error, args):
         # NumPy's legacy type resolver (the one of ufuncs made from C
         # loops) raises a plain TypeError when no loop takes the inputs;
@@ -184,15 +194,24 @@ class Ufunc:
             return error
         return dtypes.unsupported(self.__name__, [_dtype_of(a) for a in args[:self.ufunc.nin]])
 
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.ufunc(*args, **kwargs)  # (direct: the per-call cost)
+        except TypeError as error:
+            self._reraise(error, args)
+
+    def _reraise(self, error, args):
+        explained = self._explained(error, args)
+        if explained is error:
+            raise error
+        raise explained from error
+
     def _method(name):
         def method(self, *args, **kwargs):
             try:
                 return getattr(self.ufunc, name)(*args, **kwargs)
             except TypeError as error:
-                explained = self._explained(error, args)
-                if explained is error:
-                    raise
-                raise explained from error
+                self._reraise(error, args)
         method.__name__ = name
         method.__doc__ = f"``numpy.ufunc.{name}`` of :attr:`ufunc`."
         return method

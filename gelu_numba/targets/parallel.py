@@ -69,15 +69,6 @@ def _write_mxcsr(typingctx, value):
 _MASK = np.uint32(_STATUS_BITS)
 _KEEP = np.uint32(~_STATUS_BITS & 0xFFFFFFFF)
 
-# Each block runs the serial loop as a function of its own: LLVM vectorises
-# it as in the serial ufunc (inlined into the parfor body, the float32 loop
-# ran at half that speed)
-_SERIAL = """
-def serial({operands}):
-    for i in range(out.size):
-        out[i] = kernel({loads})
-"""
-
 _BLOCKS = """
 def make(stamp):
     def {qualname}({operands}):
@@ -105,16 +96,15 @@ def make(stamp):
 
 def _blocks(fn, char, cache):
     """The ``@njit(parallel=True)`` block runner of ``fn``'s ``char`` loop."""
-    names = [f"a{k}" for k in range(fn.nin)]
-    operands = ", ".join(names + ["out"])
-    loads = ", ".join(f"{n}[i]" for n in names)
-    serial_scope = {"kernel": cpu.inlined(fn.kernel(char))}
-    exec(_SERIAL.format(operands=operands, loads=loads), serial_scope)
+    names = [f"a{k}" for k in range(fn.nin)] + ["out"]
     source = _BLOCKS.format(qualname=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_blocks",
-                            operands=operands,
-                            slices=", ".join(f"{n}[start:stop]" for n in names + ["out"]))
+                            operands=", ".join(names),
+                            slices=", ".join(f"{n}[start:stop]" for n in names))
+    # each block is the serial loop as a function of its own: LLVM vectorises
+    # it as in the serial ufunc (inlined into the parfor body, the float32
+    # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
-             "serial": njit(inline="never", error_model="numpy")(serial_scope["serial"]),
+             "serial": cpu.serial_loop(cpu.inlined(fn.kernel(char)), fn.nin, "never"),
              "block": BLOCK, "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
