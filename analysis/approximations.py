@@ -31,7 +31,7 @@ import mpmath as mp
 import numpy as np
 
 from analysis.common import machine_info
-from benchmarks.targets import _race
+from benchmarks.targets import medians
 from gelu_numba.reference import approx
 
 OUT = Path(__file__).resolve().parent / "results" / "approximations"
@@ -44,7 +44,7 @@ def throughput(recs, exact, n, rounds, dtype):
     funcs = {"gelu (exact)": lambda: exact(x, out=out)}
     for name, r in recs.items():
         funcs[name] = (lambda f: (lambda: f(x, out=out)))(r.forward)
-    t = _race(funcs, rounds)                  # (median, min) seconds
+    t = medians(funcs, rounds)                  # (median, min) seconds
     return {k: n / v[0] / 1e9 for k, v in t.items()}
 
 

@@ -1,16 +1,22 @@
-"""The speed targets of issue 3, measured side by side in one process.
+"""The CPU speed targets (issue 13), measured side by side in one process.
 
 Usage::
 
-    python -m benchmarks.targets [--n 16777216] [--rounds 15]
+    python -m benchmarks.targets [--one-core] [--rounds 9] [--quick]
 
-Every ratio compares implementations timed in interleaved rounds on the same
-arrays (standard normal, ``n`` elements, output allocated by each call), so
-that the machine's drift hits all of them alike; each time is the median of
-the rounds (minimum in brackets).  Prints a markdown report.
+Each row is a ratio of two implementations timed in interleaved rounds on
+the same arrays (standard normal, output allocated by each call), so that
+the machine's drift hits both alike: the median of the rounds (minimum of
+the per-round ratios in brackets).  ``--one-core`` pins this process to one
+core (``os.sched_setaffinity``) for the one-thread rows, as ``taskset -c 0``
+would; the parallel rows always run in a separate, unpinned process without
+the PyTorch and JAX thread pools.  PyTorch runs with one thread, JAX with one
+intra-op thread and ``jax_enable_x64`` (``benchmarks.peers``).  Prints a
+markdown table.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -18,8 +24,10 @@ import time
 
 import numpy as np
 
-from benchmarks import peers
-from benchmarks.peers import FUNCTIONS, implementations, inputs
+from benchmarks.peers import implementations, inputs
+
+EXACT = ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf")
+SIZES = (10**3, 10**4, 10**5, 10**6, 1 << 24)
 
 
 def race(funcs, rounds, calls=None, rotate=False):
@@ -40,7 +48,7 @@ def race(funcs, rounds, calls=None, rotate=False):
     return times
 
 
-def _race(funcs, rounds):
+def medians(funcs, rounds):
     """Interleaved timings after a warm-up call: ``{label: (median, min)}``
     seconds per call."""
     for f in funcs.values():
@@ -48,108 +56,120 @@ def _race(funcs, rounds):
     return {k: (statistics.median(v), min(v)) for k, v in race(funcs, rounds).items()}
 
 
-def _ratio(t, a, b):
-    """How many times faster a is than b (median; minimum)."""
-    return f"{t[b][0] / t[a][0]:.2f}x ({t[b][1] / t[a][1]:.2f}x)"
+def _calls(n):
+    """Back-to-back calls per timing, so that a timing lasts >~ 1 ms."""
+    return max(1, 10**6 // max(n, 1))
+
+
+def speedup(a, b, rounds, n):
+    """How many times faster ``a`` is than ``b`` (both zero-argument
+    callables), over interleaved rounds: ``(median, minimum)`` of the
+    per-round ratios."""
+    a(), b()
+    c = _calls(n)
+    t = race({"a": a, "b": b}, rounds, {"a": c, "b": c}, rotate=True)
+    ratios = [tb / ta for ta, tb in zip(t["a"], t["b"])]
+    return statistics.median(ratios), min(ratios), statistics.median(t["a"])
+
+
+def _size(n):
+    if n == 1 << 24:
+        return "2^24"
+    p = round(np.log10(n))
+    return f"10^{p}" if n == 10**p and n >= 10 else str(n)
+
+
+def _cell(r):
+    return f"{r[0]:.2f}x ({r[1]:.2f}x)"
+
+
+def one_thread_rows(rounds, sizes):
+    """``[(what, size, measured, target), ...]`` for the one-thread targets."""
+    rows = []
+
+    def vs(name, dtype, n, peer):
+        impl = implementations(name)
+        if peer not in impl:
+            return None
+        arrays = inputs(name, np.dtype(dtype), n)
+        return speedup(impl["gelu_numba"](*arrays), impl[peer](*arrays), rounds, n)
+
+    for name in ("gelu", "gelu_backward"):
+        for n in (10**5, 1 << 24):
+            r = vs(name, "float64", n, "jax")
+            if r:
+                rows.append((f"float64 {name} vs JAX", _size(n), _cell(r), ">= 1.5x"))
+    for name in EXACT:
+        for n in sizes:
+            r = vs(name, "float64", n, "naive numba")
+            rows.append((f"float64 {name} vs naive Numba (libm erf/exp)", _size(n),
+                         _cell(r), ">= 2x"))
+    for name in ("gelu", "gelu_backward"):
+        r = vs(name, "float32", 1 << 24, "torch")
+        if r:
+            rows.append((f"float32 {name} vs PyTorch", "2^24", _cell(r), ">= 2.5x"))
+    r = vs("gelu", "float32", 10**5, "torch")
+    if r:
+        rows.append(("float32 gelu vs PyTorch (in cache)", "10^5", _cell(r), ">= 0.7x"))
+    return rows
 
 
 _PARALLEL_CODE = """
 import sys, numpy as np, gelu_numba as g, gelu_numba.parallel as gp
-from benchmarks.targets import _race
-n, rounds = int(sys.argv[1]), int(sys.argv[2])
+from benchmarks.targets import speedup
+rounds = int(sys.argv[1])
 for dtype in ("float32", "float64"):
-    x = np.random.default_rng(0).standard_normal(n).astype(dtype)
-    t = _race({"single": lambda: g.gelu(x), "parallel": lambda: gp.gelu(x)}, rounds)
-    print(dtype, t["single"][0] / t["parallel"][0], t["single"][1] / t["parallel"][1])
+    for n in map(int, sys.argv[2:]):
+        x = np.random.default_rng(0).standard_normal(n).astype(dtype)
+        r = speedup(lambda: gp.gelu(x), lambda: g.gelu(x), rounds, n)
+        print(dtype, n, r[0], r[1])
 """
 
-
-def _parallel_ratios(n, rounds):
-    """parallel/single speed-ups, measured in a process without the torch
-    and JAX thread pools (which, idle or not, compete for the two cores)."""
-    out = subprocess.run([sys.executable, "-c", _PARALLEL_CODE, str(n), str(rounds)],
-                         check=True, capture_output=True, text=True).stdout
-    return {line.split()[0]: tuple(map(float, line.split()[1:]))
-            for line in out.strip().splitlines()}
+PARALLEL_SIZES = (1, 10, 100, 10**3, 10**4, 3 * 10**4, 65536, 10**5, 2 * 10**5,
+                  10**6, 1 << 24)
 
 
-def _import_time(reps=5):
-    code = ("import time; t=time.perf_counter(); import numpy as np; "
-            "import gelu_numba as g; g.gelu(np.ones(8, np.float32)); "
-            "print(time.perf_counter()-t)")
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    vals = []
-    for _ in range(reps):
-        out = subprocess.run([sys.executable, "-c", code], check=True,
-                             capture_output=True, text=True).stdout
-        vals.append(float(out))
-    return statistics.median(vals), min(vals)
+def parallel_rows(rounds, sizes=PARALLEL_SIZES):
+    """parallel/serial speed-ups of gelu, measured in a separate process
+    that does not import torch or JAX (whose thread pools, idle or not,
+    compete for the cores)."""
+    env = dict(os.environ)
+    out = subprocess.run([sys.executable, "-c", _PARALLEL_CODE, str(rounds)]
+                         + [str(n) for n in sizes],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    rows = []
+    for line in out.strip().splitlines():
+        dtype, n, med, mn = line.split()
+        n = int(n)
+        target = ">= 1.8x" if n == 1 << 24 else ">= 0.9x"
+        rows.append((f"{dtype} gelu, gelu_numba.parallel ({os.cpu_count()} cores) "
+                     "vs serial", _size(n), _cell((float(med), float(mn))), target))
+    return rows
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.targets",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1 << 24)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--one-core", action="store_true",
+                        help="pin this process to one core for the one-thread rows")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--quick", action="store_true",
+                        help="sizes 10^3 and 10^5 only for the naive-Numba rows")
     args = parser.parse_args(argv)
-    n, rounds = args.n, args.rounds
-    print(f"Machine: {peers.machine()}; n = {n}, {rounds} interleaved rounds.\n")
-    print("| target | measured: median (minimum) | goal |")
-    print("|---|---|---|")
-    rows = []
-    for dtype in ("float32", "float64"):
-        impl = implementations("gelu")
-        arrays = inputs("gelu", np.dtype(dtype), n)
-        labels = [k for k in ("gelu_numba", "torch", "jax", "np.copy (roofline)")
-                  if k in impl]
-        t = _race({k: impl[k](*arrays) for k in labels}, rounds)
-        goal = ">= 3x" if dtype == "float32" else ">= 4x"
-        if "torch" in t:
-            rows.append((f"{dtype} gelu vs PyTorch, 1 thread", _ratio(t, "gelu_numba", "torch"), goal))
-        if "jax" in t:
-            rows.append((f"{dtype} gelu vs JAX, 1 thread", _ratio(t, "gelu_numba", "jax"),
-                         ">= 2x" if dtype == "float32" else ""))
-    for dtype, (med, mn) in _parallel_ratios(n, rounds).items():
-        rows.append((f"{dtype} gelu, parallel (2 threads) vs 1 thread "
-                     "(separate process)", f"{med:.2f}x ({mn:.2f}x)", ">= 1.7x"))
-    impl = implementations("gelu_backward")
-    arrays = inputs("gelu_backward", np.dtype("float32"), n)
-    labels = [k for k in ("gelu_numba", "torch") if k in impl]
-    t = _race({k: impl[k](*arrays) for k in labels}, rounds)
-    if "torch" in t:
-        rows.append(("float32 gelu_backward vs aten.gelu_backward, 1 thread",
-                     _ratio(t, "gelu_numba", "torch"), ">= 3x"))
-    impl = implementations("gelu")
-    for n_small in (1, 1000):
-        small = inputs("gelu", np.dtype("float32"), n_small)
-        t = _race({k: impl[k](*small) for k in ("gelu_numba", "np.add (overhead)")},
-                  rounds * 2000)
-        rows.append((f"n = {n_small} float32: gelu time / np.add time",
-                     f"{t['gelu_numba'][0] / t['np.add (overhead)'][0]:.2f} "
-                     f"({t['gelu_numba'][1] / t['np.add (overhead)'][1]:.2f}); "
-                     f"{t['gelu_numba'][0] * 1e6:.2f} vs "
-                     f"{t['np.add (overhead)'][0] * 1e6:.2f} us per call",
-                     "<= 2 (per-call overhead)" if n_small == 1 else ""))
-    med, mn = _import_time()
-    rows.append(("warm `import gelu_numba` + first call", f"{med:.2f} s ({mn:.2f} s)", "<= 1 s"))
+    from benchmarks.peers import machine
+    sizes = (10**3, 10**5) if args.quick else SIZES
+    # the parallel rows first: their process inherits this one's affinity
+    rows = parallel_rows(args.rounds)
+    if args.one_core:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    rows += one_thread_rows(args.rounds, sizes)
+    pin = "one pinned core" if args.one_core else "unpinned"
+    print(f"Machine: {machine()}; one-thread rows on {pin}; {args.rounds} interleaved "
+          "rounds, median (minimum) of the per-round speed ratios.\n")
+    print("| what | n | measured | target |")
+    print("|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
-
-    print("\nThroughput as a fraction of `np.copy` (the memory roofline, "
-          "output allocated), one thread:\n")
-    print("| function | float32 G/s | of copy | float64 G/s | of copy |")
-    print("|---|---:|---:|---:|---:|")
-    for name in FUNCTIONS:
-        cells = []
-        for dtype in ("float32", "float64"):
-            impl = implementations(name)
-            arrays = inputs(name, np.dtype(dtype), n)
-            t = _race({k: impl[k](*arrays) for k in ("gelu_numba", "np.copy (roofline)")},
-                      max(3, rounds // 3))
-            gps = n / t["gelu_numba"][0] / 1e9
-            frac = t["np.copy (roofline)"][0] / t["gelu_numba"][0]
-            cells += [f"{gps:.3f}", f"{100 * frac:.0f} %"]
-        print(f"| {name} | " + " | ".join(cells) + " |")
     return 0
 
 

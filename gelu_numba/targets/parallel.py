@@ -31,11 +31,13 @@ from numba.extending import intrinsic
 from gelu_numba.targets import cpu, dtypes
 from gelu_numba.targets.stamp import STAMP
 
-#: elements per block of the parallel loop (a block is 64-128 KiB of input)
-BLOCK = 16384
-#: unit-stride runs from this many elements go parallel (below it, a
-#: thread launch costs more than it saves; measured in the README)
-THRESHOLD = 65536
+#: elements per block of the parallel loop, by loop dtype (about 0.025 ms
+#: of work: the float64 kernels take about ten times longer per element)
+BLOCK = {"f": 16384, "d": 4096}
+#: unit-stride runs from this many elements (four blocks) go parallel: below
+#: it, a thread launch costs more than it saves (measured in the README with
+#: ``python -m benchmarks.targets``)
+THRESHOLD = {char: 4 * block for char, block in BLOCK.items()}
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
 _STATUS_BITS = 0x3F  # MXCSR exception flags: IE DE ZE OE UE PE
@@ -105,7 +107,7 @@ def _blocks(fn, char, cache):
     # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
              "serial": cpu.serial_loop(cpu.inlined(fn.kernel(char)), fn.nin, "never"),
-             "block": BLOCK, "x86": _X86,
+             "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
     exec(compile(source, __file__, "exec"), scope)
@@ -121,7 +123,7 @@ def loop(fn, char, cache=True):
     get_num_threads()
     py = cpu.loop_function(cpu.inlined(fn.kernel(char)), char, fn.nin,
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
-                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD)
+                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char])
     return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
 
 

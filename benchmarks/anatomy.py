@@ -1,0 +1,148 @@
+"""Where the time of the exact kernels goes: timing-only variants and the
+instruction mix of their vectorised loops.
+
+Usage::
+
+    python -m benchmarks.anatomy [--n 100000] [--rounds 31]
+
+Each variant is a piece of a kernel (or the kernel with one piece removed:
+its values are wrong, it exists to be timed) compiled into the same
+unit-stride element loop as the ufuncs (:func:`gelu_numba.targets.cpu.
+serial_loop`), run on one pinned core in cache (n standard normal inputs,
+output preallocated), interleaved rounds, median ns per element.  For each,
+the packed instructions of its vector loop body are counted from the
+assembly (the loop's largest basic block of ``zmm``/``ymm`` code).
+Prints a markdown table.
+"""
+
+import argparse
+import collections
+import os
+import re
+import statistics
+import sys
+
+import numpy as np
+from numba import njit, types
+
+from benchmarks.targets import race
+from gelu_numba.kernels import normal, normal32
+from gelu_numba.kernels.primitives import clamp_abs, horner, nan_to_zero, poly_dd
+from gelu_numba.tables.normal_cdf import A_MAX, R_HI, R_LO
+from gelu_numba.tables.normal_cdf32 import A32, R32_P, R32_Q
+from gelu_numba.targets.cpu import serial_loop
+
+
+# float32 kernel (float64 arithmetic) and its pieces
+def f32_exp(x):
+    return normal32.exp_neg_half_sq_plain(clamp_abs(np.float64(x), A32, 0.0))
+
+
+def f32_rational(x):
+    a = clamp_abs(np.float64(x), A32, 0.0)
+    return horner(a, R32_P) / horner(a, R32_Q)
+
+
+def f32_gelu_no_division(x):
+    xd = np.float64(x)
+    xs = nan_to_zero(xd)
+    a = clamp_abs(xs, A32, 0.0)
+    q = normal32.exp_neg_half_sq_plain(a) * (horner(a, R32_P) * horner(a, R32_Q))
+    r = (xs if xs > -A32 else -0.0) * (q if xs < 0.0 else 1.0 - q)
+    return r if xd == xd else xd
+
+
+# float64 kernel (double-double) and its pieces
+def f64_exp_dd(x):
+    h, l, k = normal.exp_neg_half_sq_dd(clamp_abs(np.float64(x), A_MAX))
+    return h + l + k
+
+
+def f64_tail(x):
+    h, l = normal.tail_poly(clamp_abs(np.float64(x), A_MAX), R_HI, R_LO)
+    return h + l
+
+
+@njit(inline="always")
+def _row0(a, hi, lo):
+    # tail_poly's arithmetic with the row index fixed: no gather
+    i = np.int64(a * 2.0)
+    return poly_dd(a - 0.5 * i, hi, lo, 0)
+
+
+def f64_tail_no_gather(x):
+    h, l = _row0(clamp_abs(np.float64(x), A_MAX), R_HI, R_LO)
+    return h + l
+
+VARIANTS = {
+    "float32": {
+        "gelu (the ufunc's kernel)": normal32.gelu,
+        "exp(-a^2/2) alone": f32_exp,
+        "R rational alone": f32_rational,
+        "gelu, division made a product (timing only)": f32_gelu_no_division,
+    },
+    "float64": {
+        "gelu (the ufunc's kernel)": normal.gelu,
+        "exp(-a^2/2) double-double alone": f64_exp_dd,
+        "R table polynomial alone (19 gathers)": f64_tail,
+        "R polynomial, row 0 for all (no gather, timing only)": f64_tail_no_gather,
+        "norm_pdf (the ufunc's kernel)": normal.norm_pdf,
+    },
+}
+
+_INSTR = re.compile(r"^\s+([a-z][a-z0-9]*)\s")
+
+
+def vector_loop_mix(compiled, sig):
+    """``(count, Counter)`` of the instructions in the largest basic block
+    of packed (``zmm``/``ymm``) code of a compiled loop."""
+    best = []
+    block = []
+    for line in compiled.inspect_asm(sig).splitlines() + [".end:"]:
+        if re.match(r"^\.?[A-Za-z_][\w.]*:", line):
+            packed = sum(("zmm" in ins) or ("ymm" in ins) for ins in block)
+            if packed > sum(("zmm" in i) or ("ymm" in i) for i in best):
+                best = block
+            block = []
+        elif _INSTR.match(line):
+            block.append(line)
+    ops = collections.Counter(_INSTR.match(i).group(1) for i in best)
+    return len(best), ops
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m benchmarks.anatomy",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=100_000)
+    p.add_argument("--rounds", type=int, default=31)
+    args = p.parse_args(argv)
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    print(f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
+          "median ns per element; instructions of the vector loop body "
+          "(eight elements per iteration).\n")
+    print("| dtype | variant | ns/element | loop instructions | FMA | div | gathers |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for dtype, variants in VARIANTS.items():
+        x = np.random.default_rng(0).standard_normal(args.n).astype(dtype)
+        out = np.empty_like(x)
+        loops, mixes = {}, {}
+        for label, kernel in variants.items():
+            loop = serial_loop(njit(inline="always", error_model="numpy")(kernel), 1, "never")
+            loop(x, out)
+            ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
+            loops[label] = (lambda f: (lambda: f(x, out)))(loop)
+            mixes[label] = vector_loop_mix(loop, (ty, ty))
+        t = race(loops, args.rounds, rotate=True)
+        for label in variants:
+            ns = statistics.median(t[label]) / args.n * 1e9
+            count, ops = mixes[label]
+            fma = sum(v for k, v in ops.items() if k.startswith("vfmadd") or k.startswith("vfnmadd")
+                      or k.startswith("vfmsub") or k.startswith("vfnmsub"))
+            div = sum(v for k, v in ops.items() if k.startswith("vdiv"))
+            gathers = sum(v for k, v in ops.items() if "gather" in k)
+            print(f"| {dtype} | {label} | {ns:.2f} | {count} | {fma} | {div} | {gathers} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""benchmarks.anatomy reads the instruction mix of a compiled loop: what it
+reports for the ufuncs' kernels must be what their design says."""
+
+import numpy as np
+from numba import njit, types
+
+from benchmarks.anatomy import VARIANTS, vector_loop_mix
+from gelu_numba.targets.cpu import serial_loop
+
+
+def _mix(dtype, label):
+    loop = serial_loop(njit(inline="always", error_model="numpy")(VARIANTS[dtype][label]),
+                       1, "never")
+    ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
+    loop.compile((ty, ty))
+    x = np.linspace(-3, 3, 64).astype(dtype)
+    out = np.empty_like(x)
+    loop(x, out)
+    return vector_loop_mix(loop, (ty, ty))
+
+
+def test_float32_gelu_loop_is_packed_fmas_and_one_division_without_gathers():
+    _, ops = _mix("float32", "gelu (the ufunc's kernel)")
+    fma = sum(v for k, v in ops.items() if k.startswith("vfmadd"))
+    assert fma >= 15                      # exp and the rational, packed
+    assert ops["vdivpd"] >= 1             # the rational's division, packed
+    assert not any("gather" in k for k in ops)
+
+
+def test_float64_table_polynomial_gathers_and_the_timing_variant_does_not():
+    _, ops = _mix("float64", "R table polynomial alone (19 gathers)")
+    assert sum(v for k, v in ops.items() if "gather" in k) >= 16
+    _, ops = _mix("float64", "R polynomial, row 0 for all (no gather, timing only)")
+    assert not any("gather" in k for k in ops)
