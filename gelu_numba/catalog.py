@@ -99,7 +99,7 @@ def _ulps(bound):
 
 #: the exact functions' bounds (the error analyses of
 #: gelu_numba.kernels.normal32 and gelu_numba.kernels.normal)
-_EXACT_BOUND = (0.5 + 2**-13, 0.5 + 2**-4)
+_EXACT_BOUND = (0.5 + 2**-7, 0.5 + 2**-4)
 
 _EXACT = ("float64 in double-double arithmetic (:mod:`gelu_numba.kernels.normal`), "
           "float32 in float64 arithmetic with rational approximations "

@@ -5,17 +5,17 @@ Usage::
     python -m gelu_numba.fitting.make_tables32 [--out PATH] [--check]
 
 The float32 kernels (``gelu_numba/kernels/normal32.py``) evaluate in float64
-arithmetic and need a relative error near 2**-38 only, so they use one
+arithmetic and need a relative error near 2**-32 only, so they use one
 rational function per tabulated quantity on all of ``0 <= a <= A32`` (no
 table lookup, which would be a gather in the vectorised loop), and a single
 polynomial for ``exp``:
 
 * ``R(a) = erfcx(a/sqrt 2)/2`` and ``H(a) = (R(a) - a phi0)/(a - z0)`` (the
-  functions of ``make_tables``) as ``P(a)/Q(a)`` of degrees (6, 7) on
+  functions of ``make_tables``) as ``P(a)/Q(a)`` of degrees (5, 6) on
   ``[0, A32]``, ``A32 = 20``: every float32 output has underflowed beyond
   (the largest, ``gelu_backward``'s ``dy * GELU'(x)`` with ``|dy| < 2**128``,
   by ``|x| = 19.6``);
-* ``exp(r)`` for ``|r| <= 0.347``, degree 9, interpolated at Chebyshev nodes.
+* ``exp(r)`` for ``|r| <= 0.347``, degree 7, interpolated at Chebyshev nodes.
 
 All values are computed with mpmath at 256 bits; errors are certified as
 stored (doubles), see :mod:`gelu_numba.fitting.rational`.
@@ -30,9 +30,9 @@ from gelu_numba.fitting import chebyshev, rational
 from gelu_numba.fitting.make_tables import PREC, _funcs, run_generator
 
 A32 = 20.0
-DEG = (6, 7)
+DEG = (5, 6)
 EXP_R = 0.347
-EXP_COEF = 10
+EXP_COEF = 8
 OUT = Path(__file__).resolve().parents[1] / "tables" / "normal_cdf32.py"
 
 

@@ -13,25 +13,34 @@ rational function on ``0 <= a <= A32 = 20`` instead of 40 table rows
 * ``a**2/2`` is exact in float64 (a float32 has 24 significant bits), so the
   argument of ``exp`` carries no rounding error;
 * ``exp(s)``: ``s = k ln 2 + r`` with ``k`` from the rounding shifter and
-  ``ln 2`` in two doubles, a degree-9 polynomial for ``exp(r)``, and ``2**k``
-  added to the exponent bits (:func:`scale_shifted`);
-* ``R`` and ``H``: ``P(a)/Q(a)`` of degrees (6, 7) with positive ``Q``.
+  ``ln 2`` rounded to a double, a degree-7 polynomial for ``exp(r)``, and
+  ``2**k`` added to the exponent bits (:func:`scale_shifted`);
+* ``R`` and ``H``: ``P(a)/Q(a)`` of degrees (5, 6) with positive ``Q``.
 
 Every branch is a select and there is no table lookup, libm call or loop
 with a data-dependent trip count, so the unit-stride ufunc loop vectorises:
 ``NUMBA_DUMP_ASSEMBLY=1`` shows packed ``vfmadd...pd`` on ``zmm`` registers
-and one ``vdivpd`` per eight elements in the ``ufunc_wrapper`` loop.
+and one ``vdivpd`` per eight elements in the ``ufunc_wrapper`` loop (about
+55 instructions per eight elements for ``gelu``).
 
 Error bound
 -----------
-Certified errors of the stored approximations: R 2**-38.5, H 2**-38.7,
-exp 2**-46 (table header); the float64 evaluation adds below 2**-49.  The
-value before the final rounding is therefore ``exact * (1 + d)`` with
-``|d| < 2**-38``, which after rounding to float32 is at most
-``0.5 + 2**-13`` ulp (subnormal float32 results included: the absolute error
-is far below their spacing).  ``GELU'`` keeps its zero as the factor
-``a - z0`` with z0 in double-double, so the bound holds next to x0 too.
-The exhaustive float32 sweep (README) measures the actual maximum.
+A float32 result needs a relative error below 2**-25 before its final
+rounding to stay below 1 ulp; the degrees are the lowest that keep the
+bound within 2**-7 ulp of correct rounding (one degree less loses 5 bits,
+``python -m gelu_numba.fitting.make_tables32``), and each saved degree is
+one packed FMA per eight elements in a loop bound by FMA throughput.
+Certified errors of the stored approximations: R 2**-32.4, H 2**-33.6,
+exp 2**-34.1 (table header).  ``ln 2`` as one double puts ``|k| 2**-55.4``
+into ``r`` (``|k| <= 289`` for ``a <= A32``: 2**-47.2); the float64
+evaluation adds below 2**-49.  The value before the final rounding is
+therefore ``exact * (1 + d)`` with ``|d| < 2**-31.9``, which after rounding
+to float32 is at most ``0.5 + 2**-7.9`` ulp (subnormal float32 results
+included: the absolute error is far below their spacing).  ``GELU'`` keeps
+its zero as the factor ``a - z0`` with z0 in double-double, so the bound
+holds next to x0 too.  The exhaustive float32 sweep (README,
+``analysis/results/sweep_float32_full.json``) measures the actual maximum
+and the share of correctly rounded results.
 
 Each function takes and returns float64 values; the ufunc loop converts from
 and to float32.
@@ -48,10 +57,9 @@ from gelu_numba.kernels.primitives import (
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
 from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
 
-# ln 2 as a double and the double nearest the rest: |k| <= 1022 here, so
-# k*(LN2_HI + LN2_LO) is k ln 2 to within 1022 * 2**-107
-LN2_HI = 0.6931471805599453
-LN2_LO = 2.3190468138462996e-17
+# ln 2 rounded to a double (error 2**-55.4): |k| <= 1022 here, so k*LN2 is
+# k ln 2 to within 2**-45.4, an error of that size relative to exp(s)
+LN2 = 0.6931471805599453
 _INF = math.inf
 _NAN = math.nan
 # below this |x| (the lowest normal binade and the subnormals of float32),
@@ -62,18 +70,18 @@ _TINY32 = 2.0**-125
 @njit(inline="always")
 def exp_neg_half_sq_plain(a):
     """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32`` (``a*a`` is
-    exact in float64); rel. error < 2**-45."""
+    exact in float64); rel. error < 2**-34."""
     return exp_plain(-0.5 * (a * a))
 
 
 @njit(inline="always")
 def exp_plain(s):
-    """``exp(s)`` for ``-708 <= s <= 0``, relative error below 2**-45
+    """``exp(s)`` for ``-708 <= s <= 0``, relative error below
+    ``2**-34 + |s| 2**-55`` (the polynomial, and ``ln 2`` as one double),
     plus ``|s| 2**-53`` for the rounding of s itself."""
     kb = s * INV_LN2 + SHIFTER
     kf = kb - SHIFTER
-    r = fma(kf, -LN2_HI, s)
-    r = fma(kf, -LN2_LO, r)
+    r = fma(kf, -LN2, s)
     return scale_shifted(horner(r, EXP32), kb)
 
 
