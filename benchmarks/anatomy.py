@@ -27,8 +27,8 @@ from numba import njit, types
 
 from benchmarks.targets import race
 from gelu_numba.kernels import normal, normal32
-from gelu_numba.kernels.primitives import clamp_abs, horner, nan_to_zero, poly_dd
-from gelu_numba.tables.normal_cdf import A_MAX, R_HI, R_LO
+from gelu_numba.kernels.primitives import clamp_abs, horner, nan_to_zero
+from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32 import A32, R32_P, R32_Q
 from gelu_numba.targets.cpu import serial_loop
 
@@ -58,21 +58,22 @@ def f64_exp_dd(x):
     return h + l + k
 
 
+def f64_variable(x):
+    h, l, upper = normal.tail_variable(clamp_abs(np.float64(x), A_MAX))
+    return h + l + upper
+
+
 def f64_tail(x):
-    h, l = normal.tail_poly(clamp_abs(np.float64(x), A_MAX), R_HI, R_LO)
+    h, l = normal.tail_ratio_dd(clamp_abs(np.float64(x), A_MAX))
     return h + l
 
 
-@njit(inline="always")
-def _row0(a, hi, lo):
-    # tail_poly's arithmetic with the row index fixed: no gather
-    i = np.int64(a * 2.0)
-    return poly_dd(a - 0.5 * i, hi, lo, 0)
-
-
-def f64_tail_no_gather(x):
-    h, l = _row0(clamp_abs(np.float64(x), A_MAX), R_HI, R_LO)
+def f64_tail_one_piece(x):
+    # the a >= 4 polynomial for every element: no blends, wrong values below 4
+    vh, vl, _ = normal.tail_variable(clamp_abs(np.float64(x), A_MAX))
+    h, l = normal._r_poly(vh, vl, True)
     return h + l
+
 
 VARIANTS = {
     "float32": {
@@ -84,8 +85,9 @@ VARIANTS = {
     "float64": {
         "gelu (the ufunc's kernel)": normal.gelu,
         "exp(-a^2/2) double-double alone": f64_exp_dd,
-        "R table polynomial alone (19 gathers)": f64_tail,
-        "R polynomial, row 0 for all (no gather, timing only)": f64_tail_no_gather,
+        "t = (a - 4)/(a + 4) as a dd alone": f64_variable,
+        "R alone (t, two pieces by blends)": f64_tail,
+        "R, one piece for all (no blend, timing only)": f64_tail_one_piece,
         "norm_pdf (the ufunc's kernel)": normal.norm_pdf,
     },
 }

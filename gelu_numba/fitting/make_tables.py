@@ -8,10 +8,14 @@ Usage::
 
 What is tabulated (see ``gelu_numba/kernels/normal.py`` for how it is used):
 
-* ``R(a) = Q(a) * exp(a**2/2) = erfcx(a/sqrt 2)/2`` for ``0 <= a < 55``, the
-  scaled upper tail of the normal distribution (``Q(a) = Phi(-a)``), on 110
-  intervals of width 1/2, each a degree-15 polynomial in ``t = a - m``.
-* ``H(a) = (R(a) - a/sqrt(2 pi)) / (a - z0)`` on the same intervals, where
+* ``R(a) = Q(a) * exp(a**2/2) = erfcx(a/sqrt 2)/2`` for ``0 <= a <= A_MAX``,
+  the scaled upper tail of the normal distribution (``Q(a) = Phi(-a)``), as
+  a function of ``t = (a - 4)/(a + 4)`` (Weideman's variable for erfcx: it
+  maps ``[0, inf)`` onto ``[-1, 1)``, where R is analytic, so two
+  polynomials cover the whole range): one for ``a < 4`` (``t <= 0``) in
+  ``v = t + 1/2``, one for ``a >= 4`` in ``v = t - 1/2``, each interpolating
+  at Chebyshev nodes on its piece widened by 2**-10.
+* ``H(a) = (R(a) - a/sqrt(2 pi)) / (a - z0)`` in the same two pieces, where
   ``z0 = -x0 = 0.7517...`` is the zero of ``R(a) - a phi0``; then
   ``GELU'(-a) = exp(-a**2/2) (a - z0) H(a)`` holds with the zero factored out.
 * ``exp(r)`` for ``|r| <= 0.347`` (``> ln(2)/2`` plus rounding), degree 12.
@@ -19,6 +23,12 @@ What is tabulated (see ``gelu_numba/kernels/normal.py`` for how it is used):
   (``a - z0`` is computed next to its zero), ``ln 2`` in three
   parts of 41, 41 and 53 bits (so ``k*LN2_1`` and ``k*LN2_2`` are exact for
   ``|k| < 2**12``), ``1/ln 2``.
+
+The first coefficients of each polynomial keep a low part (they are
+evaluated in double-double by :func:`gelu_numba.kernels.primitives.
+poly_dd_source`); the generator checks on a dense grid which of those
+steps may add the coefficient with ``fast_two_sum`` (``|c_j| >= |v S_{j+1}(v)|``
+with a margin) and lists the others in ``*_EXACT_STEPS``.
 
 All values are computed with mpmath at 256 bits.
 """
@@ -33,13 +43,14 @@ import mpmath as mp
 from gelu_numba.fitting.chebyshev import fit
 
 PREC = 256
-STEP = 0.5          # interval width in a
-N_INTERVALS = 110   # covers 0 <= a < 55
+C_T = 4             # t = (a - C_T)/(a + C_T); 2 C_T = 8 keeps 8/(a + 4) exact
 A_MAX = 54.75       # clamp: every output has underflowed long before
-N_COEF = 16
-N_DD = 3
+WIDEN = 2**-10      # each piece is fitted this much beyond its end points
+R_COEF, R_DD = 19, 5
+H_COEF, H_DD = 17, 4
 EXP_R = 0.347
-EXP_COEF = 13
+EXP_COEF, EXP_DD = 13, 3
+FAST_MARGIN = 0.75  # fast_two_sum where max |v S_{j+1}(v)| <= this * |c_j|
 OUT = Path(__file__).resolve().parents[1] / "tables" / "normal_cdf.py"
 
 
@@ -60,11 +71,34 @@ def _funcs():
     return phi0, z0, R, H
 
 
-def expansion_point(i):
-    """Interval i covers [i/2, (i+1)/2); interval 0 expands about 0, so that
-    t = a is exact, the others about their centre, where t = a - m is exact
-    by Sterbenz's lemma (m/2 <= a <= 2m)."""
-    return mp.mpf(0) if i == 0 else mp.mpf(i) * STEP + STEP / 2
+def pieces():
+    """The two pieces in ``t``: ``(centre, t_lo, t_hi)``; ``v = t - centre``.
+
+    ``a < 4`` gives ``-1 <= t < 0`` and ``a >= 4`` gives ``0 <= t <= t(A_MAX)``;
+    the kernel computes ``v`` as ``(1 - centre) - 8/(a + 4)`` (see
+    ``normal.tail_variable``).
+    """
+    c = mp.mpf(C_T)
+    t_max = (mp.mpf(A_MAX) - c) / (mp.mpf(A_MAX) + c)
+    w = mp.mpf(WIDEN)
+    return ((-mp.mpf(0.5), -mp.mpf(1), w), (mp.mpf(0.5), -w, t_max + w))
+
+
+def exact_steps(fits, ndd, npts=400):
+    """Steps ``j < ndd`` where some piece may have ``|v S_{j+1}(v)|`` above
+    ``FAST_MARGIN |c_j|`` (``S_{j+1} = sum_{i > j} c_i v**(i - j - 1)``)."""
+    need = set()
+    for pf in fits:
+        c = [mp.mpf(h) for h in pf.hi]
+        for j in range(ndd):
+            worst = mp.mpf(0)
+            for k in range(npts):
+                v = pf.t_lo + (pf.t_hi - pf.t_lo) * k / (npts - 1)
+                tail = mp.polyval(c[:j:-1], v) * v
+                worst = max(worst, abs(tail / c[j]))
+            if worst > FAST_MARGIN:
+                need.add(j)
+    return tuple(sorted(need))
 
 
 def _dd(v):
@@ -72,11 +106,16 @@ def _dd(v):
     return hi, float(v - mp.mpf(hi))
 
 
-def _fmt_array(name, rows, comment):
-    lines = [f"# {comment}", f"{name} = np.array(["]
-    for row in rows:
-        lines.append("    [" + ", ".join(repr(v) for v in row) + "],")
-    lines.append("], dtype=np.float64)")
+def _fmt_tuple(values):
+    return "(" + ", ".join(repr(v) for v in values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _fmt_pieces(name, fits, comment):
+    lines = [f"# {comment}", f"{name} = ("]
+    for pf, label in zip(fits, ("a < 4: v = t + 1/2", "a >= 4: v = t - 1/2")):
+        lines += [f"    (  # {label}", f"        {_fmt_tuple(pf.hi)},",
+                  f"        {_fmt_tuple(pf.lo)},", "    ),"]
+    lines.append(")")
     return "\n".join(lines)
 
 
@@ -84,24 +123,22 @@ def generate(progress=True):
     """Return the text of the tables module."""
     with mp.workprec(PREC):
         phi0, z0, R, H = _funcs()
-        tables = {}
-        worst = {}
-        for name, f in (("R", R), ("H", H)):
-            his, los, errs = [], [], []
-            for i in range(N_INTERVALS):
-                m = expansion_point(i)
-                lo_a, hi_a = mp.mpf(i) * STEP, mp.mpf(i + 1) * STEP
-                pf = fit(f, m, lo_a - m, hi_a - m, N_COEF, N_DD)
-                his.append(pf.hi)
-                los.append(pf.lo)
-                errs.append(pf.max_rel_error)
+        c = mp.mpf(C_T)
+
+        def in_t(f):
+            return lambda t: f(c * (1 + t) / (1 - t))
+
+        fits, steps = {}, {}
+        for name, f, n, ndd in (("R", R, R_COEF, R_DD), ("H", H, H_COEF, H_DD)):
+            fits[name] = [fit(in_t(f), m, lo - m, hi - m, n, ndd, npts=400)
+                          for m, lo, hi in pieces()]
+            steps[name] = exact_steps(fits[name], ndd)
             if progress:
-                print(f"{name}: {N_INTERVALS} intervals, worst relative error "
-                      f"{max(errs):.3g} in interval {errs.index(max(errs))}",
-                      file=sys.stderr)
-            tables[name] = (his, los)
-            worst[name] = max(errs)
-        ef = fit(mp.exp, mp.mpf(0), -mp.mpf(EXP_R), mp.mpf(EXP_R), EXP_COEF, N_DD)
+                print(f"{name}: relative errors " + ", ".join(
+                    f"{pf.max_rel_error:.3g}" for pf in fits[name])
+                    + f"; two_sum at steps {steps[name]}", file=sys.stderr)
+        ef = fit(mp.exp, mp.mpf(0), -mp.mpf(EXP_R), mp.mpf(EXP_R), EXP_COEF, EXP_DD)
+        exp_steps = exact_steps([ef], EXP_DD)
         ln2 = mp.ln2
         ln2_1 = mp.nint(ln2 * 2**41) / 2**41
         ln2_2 = mp.nint((ln2 - ln2_1) * 2**82) / 2**82
@@ -119,6 +156,9 @@ def generate(progress=True):
     def log2(e):
         return f"2**{float(mp.log(e, 2)):.1f}" if e > 0 else "0"
 
+    def worst(name):
+        return log2(max(pf.max_rel_error for pf in fits[name]))
+
     out = [
         '"""Coefficient tables of the exact normal-CDF kernels (GENERATED: do not edit).',
         "",
@@ -129,27 +169,23 @@ def generate(progress=True):
         f"mpmath {mp.__version__}, {PREC}-bit working precision.  Each polynomial",
         "interpolates its function at Chebyshev nodes; the errors below are the",
         "largest relative errors of the polynomial *as stored* (dd low parts",
-        "included), evaluated exactly on 128 equally spaced points plus the",
-        "Chebyshev extrema of each interval.",
+        "included), evaluated exactly on 400 equally spaced points plus the",
+        "Chebyshev extrema of each piece.",
         "",
-        f"* R_*: R(a) = erfcx(a/sqrt 2)/2 on [i/2, (i+1)/2), i < {N_INTERVALS}, "
-        f"degree {N_COEF - 1}: max rel. error {log2(worst['R'])}",
-        f"* H_*: (R(a) - a/sqrt(2 pi))/(a - z0), same intervals: "
-        f"max rel. error {log2(worst['H'])}",
-        f"* EXP_*: exp(r), |r| <= {EXP_R}, degree {EXP_COEF - 1}: "
+        f"* R_PIECES: R(a) = erfcx(a/sqrt 2)/2 for 0 <= a <= {A_MAX}, in "
+        f"t = (a - {C_T})/(a + {C_T}),",
+        f"  two pieces of degree {R_COEF - 1}: max rel. error {worst('R')}",
+        "* H_PIECES: (R(a) - a/sqrt(2 pi))/(a - z0), the same pieces, degree "
+        f"{H_COEF - 1}: max rel. error {worst('H')}",
+        f"* EXP_PIECES: exp(r), |r| <= {EXP_R}, degree {EXP_COEF - 1}: "
         f"max rel. error {log2(ef.max_rel_error)}",
         "",
-        "Row i expands about m_i = 0 for i = 0 and m_i = i/2 + 1/4 otherwise;",
-        "*_HI[i, j] is the coefficient of t**j, *_LO[i, j] the rounding error of",
-        f"the first {N_DD} coefficients.",
+        "Each piece is ``(hi, lo)``: the coefficients of v**j rounded to double",
+        "(ascending powers) and the rounding errors of the first few.",
         '"""',
         "",
-        "import numpy as np",
-        "",
-        "# interval width in a, number of intervals, and the clamp on a = |x|",
-        f"STEP = {STEP!r}",
-        f"INV_STEP = {1 / STEP!r}",
-        f"N_INTERVALS = {N_INTERVALS}",
+        "# t = (a - C_T)/(a + C_T); the clamp on a = |x|",
+        f"C_T = {float(C_T)!r}",
         f"A_MAX = {A_MAX!r}",
         "",
         "# 1/sqrt(2 pi) as dd; z0 = 0.7517915... (zero of R(a) - a/sqrt(2 pi)) in",
@@ -167,14 +203,15 @@ def generate(progress=True):
         out.append(f"{k} = {consts[k]!r}")
     out += [
         "",
-        _fmt_array("EXP_HI", [ef.hi], "exp(r) = sum EXP_HI[0, j] r**j (+ EXP_LO)"),
-        _fmt_array("EXP_LO", [ef.lo], "low parts of the first coefficients"),
+        "# exp(r) = sum c_j r**j; lean dd steps that need two_sum",
+        f"EXP_PIECES = (({_fmt_tuple(ef.hi)}, {_fmt_tuple(ef.lo)}),)",
+        f"EXP_EXACT_STEPS = {exp_steps!r}",
         "",
-        _fmt_array("R_HI", tables["R"][0], "R(m_i + t): coefficients of t**j"),
-        _fmt_array("R_LO", tables["R"][1], "low parts"),
+        _fmt_pieces("R_PIECES", fits["R"], "R(a) = sum c_j v**j"),
+        f"R_EXACT_STEPS = {steps['R']!r}",
         "",
-        _fmt_array("H_HI", tables["H"][0], "H(m_i + t): coefficients of t**j"),
-        _fmt_array("H_LO", tables["H"][1], "low parts"),
+        _fmt_pieces("H_PIECES", fits["H"], "H(a) = sum c_j v**j"),
+        f"H_EXACT_STEPS = {steps['H']!r}",
         "",
     ]
     return "\n".join(out)

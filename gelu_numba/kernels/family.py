@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba.kernels import normal32
-from gelu_numba.kernels.normal import exp_dd, tail_poly
+from gelu_numba.kernels.normal import exp_dd, tail_ratio_dd
 from gelu_numba.kernels.primitives import (
     clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, is_finite,
     mul_tail_or_complement, nan_to_zero, normalised, one_minus_dd, pow2,
@@ -53,7 +53,7 @@ from gelu_numba.kernels.primitives import (
 from gelu_numba.tables.approximations import (
     CAUCHY_C, INV_PI,
 )
-from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI, R_HI, R_LO
+from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 from gelu_numba.tables.normal_cdf32 import A32
 
 _NAN = math.nan
@@ -141,7 +141,7 @@ def gelu_general_64(x, mu, sigma):
     al = (-zl if neg else zl) if ah > 0.0 and ah < A_MAX else 0.0
     qh, ql = dd_mul(ah, al, ah, al)
     eh, el, k = exp_dd(-0.5 * qh, -0.5 * ql)
-    rh, rl = tail_poly(ah, R_HI, R_LO)
+    rh, rl = tail_ratio_dd(ah)
     # R(ah + al) = R(ah) + al R'(ah), R' = a R - phi0; the al**2 term is 2**-106
     rh, rl = dd_add(rh, rl, al * (ah * rh - PHI0_HI), 0.0)
     qh, ql = dd_mul(eh, el, rh, rl)

@@ -2,8 +2,8 @@
 
 Method
 ------
-Everything is reduced to ``a = |x|`` and three smooth, tabulated functions
-(``gelu_numba/tables/normal_cdf.py``)::
+Everything is reduced to ``a = |x|`` and three smooth functions
+(coefficients in ``gelu_numba/tables/normal_cdf.py``)::
 
     E(a) = exp(-a**2/2)                 (double-double, times 2**k)
     R(a) = Phi(-a) / E(a) = erfcx(a/sqrt 2)/2
@@ -26,25 +26,48 @@ factors evaluated exactly (``a - z0`` and ``2 - a**2`` as double-doubles);
 underflow is handled by keeping the mantissa and the power of two apart
 until a single final scaling (:func:`scaled_mul`).
 
+R and H need no table: in Weideman's variable ``t = (a - 4)/(a + 4)``,
+which maps ``[0, inf)`` onto ``[-1, 1)`` and in which erfcx is analytic,
+each is two polynomials, one for ``a < 4`` (``t < 0``) and one for
+``a >= 4``, in ``v = t -+ 1/2`` (``|v| <= 1/2``).  The loop computes both
+coefficient choices as selects (blends), so no element reads a table row
+(the 110-interval tables of earlier versions cost 19 gathers an element:
+half the time of the loop).  ``t`` costs one division, carried as a dd
+(:func:`tail_variable`).  Every polynomial is generated straight-line code
+(:func:`gelu_numba.kernels.primitives.poly_dd_source`): the high-order terms
+in plain float64 by Estrin's scheme (the loop is bound by the latency of
+its dependency chains, not by its instruction count), the first few in
+"lean" double-double steps.
+
 Error bound
 -----------
-``R``, ``H`` and ``exp`` are polynomials whose approximation error is below
-2**-59 (certified on a grid by the generator); their evaluation, with the last
-three Horner steps in double-double, adds less than about 2**-58; the factor
-``a - z0`` is a double-double within 2**-104 relative of its exact value
-however close a is to z0 (z0 is stored in three parts: with two, the part
-left out is 2**-54.6 of ``a - z0`` at the double nearest x0, which cost the
-fused backward up to 0.81 ulp there); the double-double products, the final
-one by ``x`` or ``dy`` included, add 2**-100.  Each float64 result, the fused
-``dy * GELU'(x)`` for every finite dy included, is therefore
-``(1 + d) * exact`` with ``|d| < 2**-57`` before its single final rounding:
-at most 0.5 + 2**-4 ulp, below 1 ulp everywhere; a subnormal result is
-scaled once from the double-double (:func:`mul_tail_or_complement`,
-:func:`scaled_mul`), so it too is rounded once.  Measured (the mpmath
-table, ``python -m analysis.accuracy``): at most 0.511 ulp, the fused
-backward included (``tests/test_backward_x0.py``: many dy at the doubles
-next to x0, where ``a - z0`` needs z0 in three parts).  These kernels serve
-the float64 loops; float32 loops use the cheaper
+Relative errors, each checked against mpmath (``tests/test_tables.py``
+and the generator's certification):
+
+* approximation, polynomials as stored: R 2**-59.3, H 2**-59.1, exp 2**-60.4;
+* evaluation: the plain part's rounding errors are scaled by ``|v|**n``
+  (``n`` = 5 lean steps for R, 4 for H, 3 for exp; ``|v| <= 1/2``,
+  ``|r| <= 0.347``); the lean steps add about 2**-104 each; the low part of
+  ``v`` (the division's rounding error, ``<= 2**-52``) enters the lean
+  steps, and the first-order term it leaves out, ``vl v**n S_n'(v)``, is
+  below 2**-60.  Measured with the division: R, H and E below 2**-59.4
+  (``tests/test_tables.py`` asserts 2**-59);
+* ``a - z0`` is a double-double within 2**-104 relative of its exact value
+  however close a is to z0 (z0 is stored in three parts: with two, the part
+  left out is 2**-54.6 of ``a - z0`` at the double nearest x0, which cost
+  the fused backward up to 0.81 ulp there);
+* the double-double products, the final one by ``x`` or ``dy`` included,
+  add 2**-100.
+
+Each float64 result, the fused ``dy * GELU'(x)`` for every finite dy
+included, is therefore ``(1 + d) * exact`` with ``|d| < 2**-57`` before its
+single final rounding: at most 0.5 + 2**-4 ulp, below 1 ulp everywhere; a
+subnormal result is scaled once from the double-double
+(:func:`mul_tail_or_complement`, :func:`scaled_mul`), so it too is rounded
+once.  Measured (the mpmath table, ``python -m analysis.accuracy``): see
+``gelu_numba/reference/measured.py`` and the README; the fused backward
+is checked at many dy next to x0 (``tests/test_backward_x0.py``).  These
+kernels serve the float64 loops; float32 loops use the cheaper
 :mod:`gelu_numba.kernels.normal32`, and calling these on float32 values
 gives at most 0.5 + 2**-28 float32 ulp.
 
@@ -59,13 +82,19 @@ from numba import njit
 
 from gelu_numba.kernels.primitives import (
     SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, fma, is_finite,
-    mul_tail_or_complement, nan_to_zero, poly_dd, restore_inf, scaled_mul,
-    stand_in, two_prod, two_sum,
+    make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
+    scaled_mul, stand_in, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
-    A_MAX, EXP_HI, EXP_LO, H_HI, H_LO, INV_LN2, INV_STEP, LN2_1, LN2_2,
-    LN2_3, PHI0_HI, PHI0_LO, R_HI, R_LO, STEP, Z0_HI, Z0_LO, Z0_LO2,
+    A_MAX, C_T, EXP_EXACT_STEPS, EXP_PIECES, H_EXACT_STEPS, H_PIECES,
+    INV_LN2, LN2_1, LN2_2, LN2_3, PHI0_HI, PHI0_LO, R_EXACT_STEPS, R_PIECES,
+    Z0_HI, Z0_LO, Z0_LO2,
 )
+
+# the polynomials, as straight-line code with literal coefficients
+_exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
+_r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
+_h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)
 
 _INF = math.inf
 _NAN = math.nan
@@ -94,27 +123,55 @@ def exp_dd(s, se):
     r1 = s - kf * LN2_1
     rh, rl = two_sum(r1, -kf * LN2_2)
     rl = rl + (se - kf * LN2_3)
-    eh, el = poly_dd(rh, EXP_HI, EXP_LO, 0)
-    # exp(rh + rl) = exp(rh) (1 + rl) to within rl**2/2 < 2**-80
+    eh, el = _exp_poly(rh, False)
+    # exp(rh + rl) = exp(rh) (1 + rl) to within rl**2/2 < 2**-80 (rl is not
+    # small beside rh: it carries the error of a**2, up to 2**-43)
     el = fma(eh, rl, el)
     eh, el = fast_two_sum(eh, el)
     return eh, el, np.int64(kf)
 
 
 @njit(inline="always")
-def tail_poly(a, hi, lo):
-    """Evaluate the tabulated function (R or H) at ``0 <= a <= A_MAX``."""
-    i = np.int64(a * INV_STEP)
-    # expansion point of interval i (see the tables): t = a - m is exact
-    m = STEP * i + (0.5 * STEP if i > 0 else 0.0)
-    return poly_dd(a - m, hi, lo, i)
+def tail_variable(a):
+    """``v = t - t_c`` as an unnormalised dd, for ``t = (a - 4)/(a + 4)`` and
+    ``t_c = -1/2`` if ``a < 4`` (``upper`` false), ``+1/2`` otherwise.
+
+    ``v = (1 - t_c) - 8 w`` with ``w = 1/(a + 4)`` carried as a dd: the sum
+    ``a + 4`` exactly (:func:`two_sum`), the quotient with its residual
+    (``fma``), so ``|vl|`` is at most the division's rounding error,
+    ``2**-53 * 8 w <= 2**-52``, and ``vh + vl`` is within 2**-100 of v.
+    ``1.5 - 8 w`` is exact (Sterbenz: ``1 <= 8 w <= 2``); ``0.5 - 8 w``
+    is exact for ``8 w >= 1/4`` and a :func:`fast_two_sum` below.
+    """
+    sh, sl = two_sum(a, C_T)
+    wh = 1.0 / sh
+    wl = (fma(-sh, wh, 1.0) - sl * wh) * wh
+    upper = a >= C_T
+    vh, vl = fast_two_sum(0.5 if upper else 1.5, -2.0 * C_T * wh)
+    return vh, vl - 2.0 * C_T * wl, upper
+
+
+@njit(inline="always")
+def tail_ratio_dd(a):
+    """``R(a) = Phi(-a) exp(a**2/2)`` for ``0 <= a <= A_MAX``: an
+    unnormalised dd, relative error below 2**-57.5."""
+    vh, vl, upper = tail_variable(a)
+    return _r_poly(vh, vl, upper)
+
+
+@njit(inline="always")
+def grad_ratio_dd(a):
+    """``H(a) = (R(a) - a phi0)/(a - z0)`` for ``0 <= a <= A_MAX``: an
+    unnormalised dd, relative error below 2**-58."""
+    vh, vl, upper = tail_variable(a)
+    return _h_poly(vh, vl, upper)
 
 
 @njit(inline="always")
 def upper_tail_dd(a):
     """``Q(a) = Phi(-a) = (qh + ql) * 2**k`` (mantissa relative error < 2**-57)."""
     eh, el, k = exp_neg_half_sq_dd(a)
-    rh, rl = tail_poly(a, R_HI, R_LO)
+    rh, rl = tail_ratio_dd(a)
     qh, ql = dd_mul(eh, el, rh, rl)
     return qh, ql, k
 
@@ -130,7 +187,7 @@ def grad_tail_dd(a):
     ``a - z0`` at the double nearest z0).
     """
     eh, el, k = exp_neg_half_sq_dd(a)
-    hh, hl = tail_poly(a, H_HI, H_LO)
+    hh, hl = grad_ratio_dd(a)
     dh, dl = two_sum(a, -Z0_HI)
     dh, dl = dd_add(dh, dl, -Z0_LO, -Z0_LO2)
     gh, gl = dd_mul(dh, dl, hh, hl)

@@ -463,6 +463,85 @@ def poly_dd(t, hi, lo, row):
     return sh, sl
 
 
+def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
+    """Source of ``name(vh, vl, upper)``: ``sum_j c_j v**j`` for the dd
+    variable ``v = vh + vl`` (``name(vh, upper)`` for a double, without
+    ``dd_variable``) and a polynomial chosen per element, without a
+    table read: ``pieces`` is one ``(hi, lo)`` pair of coefficient tuples
+    (ascending powers; ``lo`` the low parts of the first ``len(lo)``), or two,
+    the second used where ``upper`` is true.  Every coefficient is a literal
+    of the generated code and the choice a select (a blend in a vector
+    loop), so a loop over elements that use different pieces needs no
+    gather.  Numba does not unroll a loop over tuples this long, hence the
+    generated straight-line code.
+
+    The high-order terms are plain FMA arithmetic in ``vh`` (Estrin's
+    scheme).  The last
+    ``len(lo)`` steps are "lean" double-double steps: the running value is
+    an unnormalised pair ``(s, low)`` with ``|low| <= 2**-52 |s|``; each step
+    forms ``vh * s`` exactly (:func:`two_prod`), adds the coefficient with an
+    exact sum (:func:`fast_two_sum`, valid when ``|c_j| >= |v S_{j+1}|``,
+    which the table generator checks; the steps in ``exact_steps`` use
+    :func:`two_sum`), and gathers every low-order term (``c_j``'s low part,
+    the product's error, ``vh low + vl s``) into ``low``.  The rounding
+    errors of the plain part are thus scaled by ``|v|**len(lo)``, those of
+    the lean steps are about 2**-104, and the low part ``vl`` of the
+    variable (``|vl| <= 2**-52 |vh|``) enters the last ``len(lo)`` steps:
+    the only first-order term left out is ``vl v**n S_n'(v)``, ``n = len(lo)``.
+    Returns the unnormalised ``(s, low)``.
+    """
+    two = len(pieces) == 2
+
+    def coef(j, part=0):
+        vals = [p[part][j] for p in pieces]
+        return f"({vals[1]!r} if upper else {vals[0]!r})" if two else repr(vals[0])
+
+    hi, lo = pieces[0]
+    n, nd = len(hi), len(lo)
+    if any(len(p[0]) != n or len(p[1]) != nd for p in pieces):
+        raise ValueError("pieces must have the same degree and low parts")
+    args = "vh, vl, upper" if dd_variable else "vh, upper"
+    lines = [f"def {name}({args}):"]
+    # the plain part sum_{j >= nd} c_j v**(j - nd) by Estrin's scheme: pairs
+    # c_j + c_{j+1} v, then pairs of those with v**2, v**4, ...: a chain
+    # of about log2(n - nd) FMAs instead of n - nd (the loops are
+    # latency-bound), at the cost of the powers of v
+    terms = [coef(j) for j in range(nd, n)]
+    power, level = "vh", 0
+    while len(terms) > 1:
+        nxt = []
+        for k in range(0, len(terms), 2):
+            if k + 1 < len(terms):
+                lines.append(f"    e{level}_{k // 2} = fma({terms[k + 1]}, {power}, {terms[k]})")
+                nxt.append(f"e{level}_{k // 2}")
+            else:
+                nxt.append(terms[k])
+        terms = nxt
+        if len(terms) > 1:
+            lines.append(f"    v{level + 1} = {power} * {power}")
+            power, level = f"v{level + 1}", level + 1
+    lines.append(f"    s = {terms[0]}")
+    for j in range(nd - 1, -1, -1):
+        add = "two_sum" if j in exact_steps else "fast_two_sum"
+        carry = "pe" if j == nd - 1 else "fma(vh, low, pe)"
+        lines += [
+            "    p, pe = two_prod(vh, s)",
+            f"    pe = fma(vl, s, {carry})" if dd_variable else f"    pe = {carry}",
+            f"    s, e = {add}({coef(j)}, p)",
+            f"    low = e + ({coef(j, 1)} + pe)",
+        ]
+    lines.append("    return s, low")
+    return "\n".join(lines) + "\n"
+
+
+def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
+    """Compile :func:`poly_dd_source` (``@njit(inline="always")``)."""
+    scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum,
+             "fast_two_sum": fast_two_sum}
+    exec(poly_dd_source(name, pieces, exact_steps, dd_variable), scope)
+    return njit(inline="always")(scope[name])
+
+
 @njit(inline="always")
 def dd_add(ah, al, bh, bl):
     """Sum of two dd numbers; relative error below 2**-102 unless they cancel
