@@ -506,8 +506,12 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
     # c_j + c_{j+1} v, then pairs of those with v**2, v**4, ...: a chain
     # of about log2(n - nd) FMAs instead of n - nd (the loops are
     # latency-bound), at the cost of the powers of v
+    # below 2**-50 the plain part is its constant term to far within its
+    # rounding (it is scaled by v**nd); the powers of a smaller v would
+    # raise the underflow flag for a result that does not underflow
+    lines.append("    vq = vh if abs(vh) >= 2.0**-50 else 0.0")
     terms = [coef(j) for j in range(nd, n)]
-    power, level = "vh", 0
+    power, level = "vq", 0
     while len(terms) > 1:
         nxt = []
         for k in range(0, len(terms), 2):
