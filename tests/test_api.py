@@ -147,6 +147,8 @@ def test_loop_is_vectorised(name, dtype):
     from gelu_numba.targets import cpu, parallel
     if platform.machine() not in ("x86_64", "AMD64"):
         pytest.skip("the check expects x86-64 vector widths")
+    import llvmlite.binding as ll
+    avx512 = "+avx512f" in ll.get_host_cpu_features().flatten().split(",")
     char = "f" if dtype == "float32" else "d"
     # (the parallel loop's serial branch is the same template: one check)
     for make_loop in (cpu.loop, parallel.loop) if name == "gelu" else (cpu.loop,):
@@ -154,6 +156,10 @@ def test_loop_is_vectorised(name, dtype):
         # the float32 kernels compute in float64: packed double FMAs either way
         packed = re.findall(r"@llvm\.fma\.v(?:4|8)f64", ir)
         assert len(packed) >= 8, f"{name} {dtype}: {len(packed)} packed FMAs"
+        if avx512:
+            # cpu.prefer_wide_vectors: 512-bit vectors even where LLVM's
+            # tuning for the CPU prefers 256 (Intel server cores)
+            assert "prefer-vector-width" in ir and "v8f64" in ir, f"{name} {dtype}"
 
 
 def test_ufuncs_pickle_by_reference():
