@@ -75,12 +75,17 @@ def f64_tail_one_piece(x):
     return h + l
 
 
+# the ufunc's kernel in a loop without cpu.prefer_wide_vectors: the vector
+# width LLVM's tuning picks for the host (256 bits on Intel server cores)
+NARROW = "gelu, vector width left to LLVM's tuning"
+
 VARIANTS = {
     "float32": {
         "gelu (the ufunc's kernel)": normal32.gelu,
         "exp(-a^2/2) alone": f32_exp,
         "R rational alone": f32_rational,
         "gelu, division made a product (timing only)": f32_gelu_no_division,
+        NARROW: normal32.gelu,
     },
     "float64": {
         "gelu (the ufunc's kernel)": normal.gelu,
@@ -89,6 +94,7 @@ VARIANTS = {
         "R alone (t, two pieces by blends)": f64_tail,
         "R, one piece for all (no blend, timing only)": f64_tail_one_piece,
         "norm_pdf (the ufunc's kernel)": normal.norm_pdf,
+        NARROW: normal.gelu,
     },
 }
 
@@ -112,6 +118,14 @@ def vector_loop_mix(compiled, sig):
     return len(best), ops
 
 
+def vector_bits(compiled, sig):
+    """Width of the packed float64 arithmetic of a compiled loop: 512 (zmm),
+    256 (ymm) or 0."""
+    arith = [ins for ins in compiled.inspect_asm(sig).splitlines()
+             if re.match(r"^\s+v(add|sub|mul|div|f\w*)pd\s", ins)]
+    return 512 if any("zmm" in i for i in arith) else 256 if any("ymm" in i for i in arith) else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.anatomy",
                                 description=__doc__.splitlines()[0])
@@ -121,28 +135,29 @@ def main(argv=None):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
           "median ns per element; instructions of the vector loop body "
-          "(eight elements per iteration).\n")
-    print("| dtype | variant | ns/element | loop instructions | FMA | div | gathers |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+          "(eight float64 lanes per iteration with 512-bit vectors, four with 256).\n")
+    print("| dtype | variant | ns/element | vector bits | loop instructions | FMA | div | gathers |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for dtype, variants in VARIANTS.items():
         x = np.random.default_rng(0).standard_normal(args.n).astype(dtype)
         out = np.empty_like(x)
         loops, mixes = {}, {}
         for label, kernel in variants.items():
-            loop = serial_loop(njit(inline="always", error_model="numpy")(kernel), 1, "never")
+            loop = serial_loop(njit(inline="always", error_model="numpy")(kernel), 1, "never",
+                               wide=label != NARROW)
             loop(x, out)
             ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
             loops[label] = (lambda f: (lambda: f(x, out)))(loop)
-            mixes[label] = vector_loop_mix(loop, (ty, ty))
+            mixes[label] = vector_loop_mix(loop, (ty, ty)) + (vector_bits(loop, (ty, ty)),)
         t = race(loops, args.rounds, rotate=True)
         for label in variants:
             ns = statistics.median(t[label]) / args.n * 1e9
-            count, ops = mixes[label]
+            count, ops, bits = mixes[label]
             fma = sum(v for k, v in ops.items() if k.startswith("vfmadd") or k.startswith("vfnmadd")
                       or k.startswith("vfmsub") or k.startswith("vfnmsub"))
             div = sum(v for k, v in ops.items() if k.startswith("vdiv"))
             gathers = sum(v for k, v in ops.items() if "gather" in k)
-            print(f"| {dtype} | {label} | {ns:.2f} | {count} | {fma} | {div} | {gathers} |")
+            print(f"| {dtype} | {label} | {ns:.2f} | {bits} | {count} | {fma} | {div} | {gathers} |")
     return 0
 
 

@@ -119,7 +119,7 @@ _UNIT_OR_BLOCKS = """\
 # each block of the parallel one calls it (gelu_numba.targets.parallel)
 _SERIAL = """
 def serial({operands}):
-    prefer_wide_vectors()
+    {prefer}
     for i in range(out.size):
         out[i] = kernel({loads})
 """
@@ -129,13 +129,16 @@ def _operands(nin):
     return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
 
 
-def serial_loop(kernel, nin, inline):
+def serial_loop(kernel, nin, inline, wide=True):
     """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's; ``"never"``: a function of
-    its own, vectorised by LLVM as such)."""
+    its own, vectorised by LLVM as such).  ``wide=False`` leaves the vector
+    width to LLVM's tuning for the CPU (timing comparisons only; see
+    :func:`prefer_wide_vectors`)."""
     scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors}
     exec(_SERIAL.format(operands=_operands(nin),
+                        prefer="prefer_wide_vectors()" if wide else "pass",
                         loads=", ".join(f"a{k}[i]" for k in range(nin))), scope)
     return njit(inline=inline, error_model="numpy")(scope["serial"])
 
