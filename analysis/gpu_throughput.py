@@ -158,8 +158,8 @@ def cpu_comparison(n, rows, rounds=5):
 
 def tune(cuda, gpu, target, n, rounds, batch):
     """gelu and gelu_backward under a grid of launch configurations and
-    unroll factors; then on sorted input (a warp's elements then share
-    table rows: the cost of divergent table reads in the float64 kernels)."""
+    unroll factors; then on sorted input (a warp's elements then take the
+    same branches and, in kernels with tables, the same table rows)."""
     rows = []
     saved = target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM, target.UNROLL
     try:

@@ -31,7 +31,7 @@ import gelu_numba as g
 import gelu_numba.parallel as gp
 from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.tables.approximations import FITS_BY_NAME
-from gelu_numba.tables.normal_cdf import A_MAX
+from gelu_numba.tables.normal_cdf import A_MAX, C_T
 from gelu_numba.tables.normal_cdf32 import A32
 
 DTYPES = [np.float64, np.float32]
@@ -52,7 +52,9 @@ def _boundaries():
            2.0**-1074, 2.0**-149, 2.0**-126, 0.75179152469356446, 2.0**0.5,
            1.0, 1.2784645427610737, 37.5194, 37.6159, 38.4854, 38.5801,
            12.9500, 13.1462, 14.1702, 14.3561, 36.5, 6.3e-145]
-    pts += [0.25 + 0.5 * i for i in range(110)]
+    # the float64 kernels' pieces meet at a = 4; v = 0 (where Estrin's
+    # powers of v would underflow) at a = 4/3 and a = 12
+    pts += [C_T, 4.0 / 3.0, 12.0]
     pts += [float(f["L"]) for f in FITS_BY_NAME.values()]
     return pts
 
