@@ -438,31 +438,6 @@ def mul_tail_or_complement(y, lower, h, l, k):
                       k if lower else np.int64(0))
 
 
-@njit(inline="always")
-def poly_dd(t, hi, lo, row):
-    """Evaluate ``sum_j c_j t**j`` for the coefficients in row ``row``.
-
-    ``hi[row, j]`` holds ``c_j`` (rounded to double), ``lo[row, j]`` the
-    rounding error of the first ``lo.shape[1]`` coefficients.  The high-order
-    terms use plain FMA Horner; the last ``lo.shape[1]`` steps are done in dd
-    arithmetic, so the rounding errors of the plain part are scaled down by
-    ``|t|**ndd`` relative to the result.  Returns ``(hi, lo)``.
-    """
-    ncoef = hi.shape[1]
-    ndd = lo.shape[1]
-    s = hi[row, ncoef - 1]
-    for j in range(ncoef - 2, ndd - 1, -1):
-        s = fma(s, t, hi[row, j])
-    sh = s
-    sl = 0.0
-    for j in range(ndd - 1, -1, -1):
-        ph, pl = two_prod(t, sh)
-        pl = fma(t, sl, pl)
-        s, e = two_sum(hi[row, j], ph)
-        sh, sl = fast_two_sum(s, e + (lo[row, j] + pl))
-    return sh, sl
-
-
 def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
     """Source of ``name(vh, vl, upper)``: ``sum_j c_j v**j`` for the dd
     variable ``v = vh + vl`` (``name(vh, upper)`` for a double, without
