@@ -141,12 +141,12 @@ def main(argv=None):
     for dtype, variants in VARIANTS.items():
         x = np.random.default_rng(0).standard_normal(args.n).astype(dtype)
         out = np.empty_like(x)
+        ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
         loops, mixes = {}, {}
         for label, kernel in variants.items():
             loop = serial_loop(njit(inline="always", error_model="numpy")(kernel), 1, "never",
                                wide=label != NARROW)
             loop(x, out)
-            ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
             loops[label] = (lambda f: (lambda: f(x, out)))(loop)
             mixes[label] = vector_loop_mix(loop, (ty, ty)) + (vector_bits(loop, (ty, ty)),)
         t = race(loops, args.rounds, rotate=True)

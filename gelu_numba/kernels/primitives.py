@@ -465,6 +465,8 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
     the only first-order term left out is ``vl v**n S_n'(v)``, ``n = len(lo)``.
     Returns the unnormalised ``(s, low)``.
     """
+    if len(pieces) not in (1, 2):
+        raise ValueError(f"one or two pieces, not {len(pieces)}")
     two = len(pieces) == 2
 
     def coef(j, part=0):
