@@ -40,6 +40,7 @@ import numpy as np
 from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
+from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
 
@@ -515,12 +516,20 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
     return "\n".join(lines) + "\n"
 
 
-def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
-    """Compile :func:`poly_dd_source` (``@njit(inline="always")``)."""
+def _compile_source(source, name, jit=True):
+    """Run generated ``source`` with this module's building blocks in scope
+    and return the function ``name`` (``@njit(inline="always")`` unless
+    ``jit`` is false: an overload's implementation is compiled by Numba
+    for the caller's target)."""
     scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum,
              "fast_two_sum": fast_two_sum}
-    exec(poly_dd_source(name, pieces, exact_steps, dd_variable), scope)
-    return njit(inline="always")(scope[name])
+    exec(source, scope)
+    return njit(inline="always")(scope[name]) if jit else scope[name]
+
+
+def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
+    """Compile :func:`poly_dd_source` (``@njit(inline="always")``)."""
+    return _compile_source(poly_dd_source(name, pieces, exact_steps, dd_variable), name)
 
 
 @njit(inline="always")
@@ -540,7 +549,17 @@ def dd_div(ah, al, bh, bl):
     return fast_two_sum(q, r / bh)
 
 
-@njit(inline="always")
+# horner_dd and horner loop over a coefficient tuple (taylor_at_zero through
+# horner).  Numba compiles that loop as a loop, which LLVM fully unrolls
+# only while it is short; a loop left inside the element loop stops the
+# element loop's vectorisation (the float64 poly12 and poly14 ufuncs, and
+# gelu_sigmoid_grad, x_cauchy_grad and gelu_rat22_grad in both dtypes, ran
+# scalar: poly14 at 54 ns per element instead of 10).  So each is a Python
+# function (the exact reference, run as such by pure-Python execution such
+# as the CUDA simulator) with an overload that generates straight-line code
+# with constant indices for the tuple's length.
+
+
 def horner_dd(th, tl, hi, lo):
     """``sum_j c_j t**j`` in dd arithmetic throughout, for a dd ``t`` and
     dd coefficients ``c_j = hi[j] + lo[j]`` (tuples, ascending powers).
@@ -564,13 +583,41 @@ def horner_dd(th, tl, hi, lo):
     return fast_two_sum(sh, sl)
 
 
-@njit(inline="always")
+def _horner_dd_source(n):
+    lines = ["def horner_dd_n(th, tl, hi, lo):",
+             f"    sh = hi[{n - 1}]",
+             f"    sl = lo[{n - 1}]"]
+    for j in range(n - 2, -1, -1):
+        lines += ["    p, pe = two_prod(th, sh)",
+                  "    pe = fma(th, sl, fma(tl, sh, pe))",
+                  f"    sh, e = two_sum(hi[{j}], p)",
+                  f"    sl = e + (lo[{j}] + pe)"]
+    lines.append("    return fast_two_sum(sh, sl)")
+    return "\n".join(lines) + "\n"
+
+
+@overload(horner_dd, inline="always")
+def _horner_dd_compiled(th, tl, hi, lo):
+    if len(hi) != len(lo):
+        raise TypingError("horner_dd: hi and lo of different lengths")
+    return _compile_source(_horner_dd_source(len(hi)), "horner_dd_n", jit=False)
+
+
 def horner(t, coeffs):
     """``sum coeffs[j] t**j`` (a tuple of float64, ascending powers), FMA Horner."""
     acc = coeffs[-1]
     for j in range(len(coeffs) - 2, -1, -1):
         acc = fma(acc, t, coeffs[j])
     return acc
+
+
+@overload(horner, inline="always")
+def _horner_compiled(t, coeffs):
+    n = len(coeffs)
+    lines = ["def horner_n(t, coeffs):", f"    acc = coeffs[{n - 1}]"]
+    lines += [f"    acc = fma(acc, t, coeffs[{j}])" for j in range(n - 2, -1, -1)]
+    lines.append("    return acc")
+    return _compile_source("\n".join(lines) + "\n", "horner_n", jit=False)
 
 
 @njit(inline="always")
@@ -589,10 +636,7 @@ def taylor_at_zero(x, z):
     # far from x0 the value is discarded; d = 0 there keeps d**J finite
     dh = x - z[0] if near else 0.0
     d = dh - z[1]
-    acc = z[-1]
-    for j in range(len(z) - 2, 4, -1):
-        acc = fma(acc, d, z[j])
-    s = z[3] + fma(d, acc, z[4])
+    s = z[3] + fma(d, horner(d, z[5:]), z[4])
     return near, fma(dh, s, -z[1] * s)
 
 
