@@ -596,7 +596,6 @@ def _horner_dd_source(n):
     return "\n".join(lines) + "\n"
 
 
-@overload(horner_dd, inline="always")
 def _horner_dd_compiled(th, tl, hi, lo):
     if len(hi) != len(lo):
         raise TypingError("horner_dd: hi and lo of different lengths")
@@ -611,13 +610,22 @@ def horner(t, coeffs):
     return acc
 
 
-@overload(horner, inline="always")
 def _horner_compiled(t, coeffs):
     n = len(coeffs)
     lines = ["def horner_n(t, coeffs):", f"    acc = coeffs[{n - 1}]"]
     lines += [f"    acc = fma(acc, t, coeffs[{j}])" for j in range(n - 2, -1, -1)]
     lines.append("    return acc")
     return _compile_source("\n".join(lines) + "\n", "horner_n", jit=False)
+
+
+# On the CPU the generated code must be inlined by Numba: LLVM's inliner
+# leaves a long straight-line function a call, which blocks vectorisation
+# (poly14 float64, x_cauchy_grad).  numba-cuda 0.30 fails to type these
+# overloads when it inlines them itself ("add(omitted, omitted)"), and NVVM
+# inlines device functions anyway (no call, no local memory in the PTX).
+for _target, _inline in (("cpu", "always"), ("cuda", "never")):
+    overload(horner_dd, target=_target, inline=_inline)(_horner_dd_compiled)
+    overload(horner, target=_target, inline=_inline)(_horner_compiled)
 
 
 @njit(inline="always")
