@@ -1,0 +1,75 @@
+"""The GPU device functions compile to PTX for an H100 (cc 9.0), without a
+GPU: numba-cuda's NVVM (the ``numba-cuda[cu12]`` wheels of the test extra)
+compiles them, so a kernel that the CUDA simulator runs as Python but that
+NVVM cannot type or compile fails here, in CI, not on the first GPU.
+
+Each compiled device function is checked for what makes a GPU kernel slow:
+local memory (spilled arrays, a tuple indexed at run time) and calls (a
+function NVVM did not inline).  One function of each kernel family, both
+dtypes.  Runs in a subprocess: the test session runs numba-cuda's
+simulator (tests/conftest.py), which has no compiler.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+# gelu: the exact kernels; the others as in test_api.FAMILIES (poly14 and the
+# Taylor forms: the generated straight-line polynomials)
+FUNCTIONS = ["gelu", "gelu_backward", "norm_pdf", "silu_grad", "x_cauchy_grad",
+             "gelu_tanh_grad", "gelu_sigmoid_grad", "gelu_as26_grad", "gelu_poly14",
+             "gelu_rat66_grad"]
+
+_CODE = r"""
+import json, re, sys
+from numba import cuda, float32, float64
+if not cuda.is_available():
+    # numba-cuda 0.30 asks the current device for its compute capability
+    # when it compiles a device function called by another, even under
+    # compile_ptx with an explicit cc; without a driver, answer for it
+    import numba.cuda.dispatcher as dispatcher
+
+    class _Device:
+        compute_capability = (9, 0)
+
+    dispatcher.get_current_device = lambda: _Device()
+from gelu_numba.gpu import device
+
+out = {}
+for name in sys.argv[1:]:
+    dev = getattr(device, name)
+    nin = dev.py_func.__code__.co_argcount
+    for ty in (float32, float64):
+        ptx, _ = cuda.compile_ptx(dev.py_func, (ty,) * nin, device=True, cc=(9, 0))
+        body = [l.strip() for l in ptx.splitlines()]
+        out[f"{name} {ty}"] = {
+            "local": sum(".local" in l for l in body),
+            "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
+            "fma_f64": sum(l.startswith("fma.rn.f64") for l in body),
+            "fma_f32": sum(l.startswith("fma.rn.f32") for l in body),
+        }
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def ptx_counts():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", _CODE, *FUNCTIONS], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_device_function_compiles_without_local_memory_or_calls(ptx_counts, name):
+    for dtype in ("float32", "float64"):
+        c = ptx_counts[f"{name} {dtype}"]
+        assert c["local"] == 0, (name, dtype, c)
+        assert c["calls"] == 0, (name, dtype, c)
+        # the kernels' arithmetic is there: FMAs, in float64 today for both
+        # dtypes (the float32 kernels compute in float64)
+        assert c["fma_f64"] >= 5, (name, dtype, c)
