@@ -49,7 +49,6 @@ for name in sys.argv[1:]:
             "local": sum(".local" in l for l in body),
             "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
             "fma_f64": sum(l.startswith("fma.rn.f64") for l in body),
-            "fma_f32": sum(l.startswith("fma.rn.f32") for l in body),
         }
 print(json.dumps(out))
 """
