@@ -32,6 +32,7 @@ overloads are registered for the ``generic`` target).  ``add_rn`` and
 ``mul.rn`` on CUDA (see the comment at their definition).
 """
 
+import functools
 import math
 import struct
 from fractions import Fraction
@@ -549,15 +550,15 @@ def dd_div(ah, al, bh, bl):
     return fast_two_sum(q, r / bh)
 
 
-# horner_dd and horner loop over a coefficient tuple (taylor_at_zero through
-# horner).  Numba compiles that loop as a loop, which LLVM fully unrolls
-# only while it is short; a loop left inside the element loop stops the
-# element loop's vectorisation (the float64 poly12 and poly14 ufuncs, and
-# gelu_sigmoid_grad, x_cauchy_grad and gelu_rat22_grad in both dtypes, ran
-# scalar: poly14 at 54 ns per element instead of 10).  So each is a Python
-# function (the exact reference, run as such by pure-Python execution such
-# as the CUDA simulator) with an overload that generates straight-line code
-# with constant indices for the tuple's length.
+# horner_dd and horner (and taylor_at_zero through horner) are straight-line
+# code generated for the coefficient tuple's length, with constant indices.
+# A loop over the tuple is compiled by Numba as a loop, which LLVM fully
+# unrolls only while it is short; a loop left inside the element loop stops
+# the element loop's vectorisation (the float64 poly12 and poly14 ufuncs,
+# and gelu_sigmoid_grad, x_cauchy_grad and gelu_rat22_grad in both dtypes,
+# ran scalar: poly14 at 54 ns per element instead of 10).  One generator per
+# function: pure-Python execution (the CUDA simulator) runs the generated
+# function, compiled code gets it through the overloads below.
 
 
 def horner_dd(th, tl, hi, lo):
@@ -573,17 +574,14 @@ def horner_dd(th, tl, hi, lo):
     is normalised once at the end: twelve operations a step instead of the
     nineteen of :func:`dd_mul` and :func:`dd_add`, for the same error (the
     term left out, ``tl sl``, is 2**-104 of the step)."""
-    sh = hi[-1]
-    sl = lo[-1]
-    for j in range(len(hi) - 2, -1, -1):
-        p, pe = two_prod(th, sh)
-        pe = fma(th, sl, fma(tl, sh, pe))
-        sh, e = two_sum(hi[j], p)
-        sl = e + (lo[j] + pe)
-    return fast_two_sum(sh, sl)
+    return _horner_dd_n(len(hi))(th, tl, hi, lo)
 
 
-def _horner_dd_source(n):
+@functools.lru_cache(maxsize=None)
+def _horner_dd_n(n):
+    """The straight-line :func:`horner_dd` for ``n`` coefficients, a plain
+    Python function: run as such by pure-Python execution, compiled by
+    Numba for each target through the overloads below."""
     lines = ["def horner_dd_n(th, tl, hi, lo):",
              f"    sh = hi[{n - 1}]",
              f"    sl = lo[{n - 1}]"]
@@ -593,29 +591,32 @@ def _horner_dd_source(n):
                   f"    sh, e = two_sum(hi[{j}], p)",
                   f"    sl = e + (lo[{j}] + pe)"]
     lines.append("    return fast_two_sum(sh, sl)")
-    return "\n".join(lines) + "\n"
+    return _compile_source("\n".join(lines) + "\n", "horner_dd_n", jit=False)
 
 
 def _horner_dd_compiled(th, tl, hi, lo):
     if len(hi) != len(lo):
         raise TypingError("horner_dd: hi and lo of different lengths")
-    return _compile_source(_horner_dd_source(len(hi)), "horner_dd_n", jit=False)
+    return _horner_dd_n(len(hi))
 
 
 def horner(t, coeffs):
     """``sum coeffs[j] t**j`` (a tuple of float64, ascending powers), FMA Horner."""
-    acc = coeffs[-1]
-    for j in range(len(coeffs) - 2, -1, -1):
-        acc = fma(acc, t, coeffs[j])
-    return acc
+    return _horner_n(len(coeffs))(t, coeffs)
 
 
-def _horner_compiled(t, coeffs):
-    n = len(coeffs)
+@functools.lru_cache(maxsize=None)
+def _horner_n(n):
+    """The straight-line :func:`horner` for ``n`` coefficients (as
+    :func:`_horner_dd_n`)."""
     lines = ["def horner_n(t, coeffs):", f"    acc = coeffs[{n - 1}]"]
     lines += [f"    acc = fma(acc, t, coeffs[{j}])" for j in range(n - 2, -1, -1)]
     lines.append("    return acc")
     return _compile_source("\n".join(lines) + "\n", "horner_n", jit=False)
+
+
+def _horner_compiled(t, coeffs):
+    return _horner_n(len(coeffs))
 
 
 # On the CPU the generated code must be inlined by Numba: LLVM's inliner
