@@ -79,14 +79,17 @@ GELU_X0 = "-0.169971207479903661693868470982"
 FUNCTIONS = ("ndtr", "norm_pdf", "gelu", "gelu_grad", "gelu_grad2", "gelu_backward")
 
 # (precision p, smallest normal exponent emin) of the target formats.
-_FORMATS = {np.dtype(np.float64): (53, -1022), np.dtype(np.float32): (24, -126)}
+# bfloat16 (no NumPy dtype) is named by its string.
+_FORMATS = {np.dtype(np.float64): (53, -1022), np.dtype(np.float32): (24, -126),
+            np.dtype(np.float16): (11, -14), "bfloat16": (8, -126)}
 
 
 def _format(dtype):
     try:
-        return _FORMATS[np.dtype(dtype)]
+        return _FORMATS["bfloat16" if dtype == "bfloat16" else np.dtype(dtype)]
     except (KeyError, TypeError):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
+        raise ValueError("dtype must be float64, float32, float16 or 'bfloat16', "
+                         f"got {dtype!r}") from None
 
 
 def _prec_for(x: float) -> int:
@@ -431,7 +434,7 @@ def ulp_error(computed: float, exact, dtype=np.float64) -> float:
     exact : mpmath.mpf or float
         The exact value (e.g. from this module). Values beyond the target
         format's range are out of scope.
-    dtype : {numpy.float32, numpy.float64}
+    dtype : {numpy.float64, numpy.float32, numpy.float16, "bfloat16"}
         The format whose ulp is used.
 
     Returns
@@ -466,7 +469,7 @@ def ulp_error_dd(computed, hi, lo, dtype=np.float64, res=None) -> np.ndarray:
     hi, lo : array_like of float64
         Exact value as a double-double (``lo`` may be all zeros when the
         exact value is a plain float64 reference).
-    dtype : {numpy.float32, numpy.float64}
+    dtype : {numpy.float64, numpy.float32, numpy.float16, "bfloat16"}
         Target format: its precision and smallest normal exponent define
         ``ulp(hi)``; results with ``|hi|`` below the smallest normal (and
         ``hi == 0``) use the subnormal spacing.

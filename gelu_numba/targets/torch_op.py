@@ -1,0 +1,281 @@
+"""PyTorch target: the package's GELU as two ``torch.library`` custom ops.
+
+Everything that knows about PyTorch's operator, autograd and tensor APIs is
+here; the public module :mod:`gelu_numba.torch` is the user-facing layer.
+Imported only by it (it imports torch).
+
+Operators (namespace ``gelu_numba``)
+    ``gelu(Tensor x, str approximate) -> Tensor``
+        f(x): the exact GELU (``approximate="none"``) or an approximation
+        of :mod:`gelu_numba.approximations`.
+    ``derivative(Tensor dy, Tensor x, str approximate, int order) -> Tensor``
+        dy * f^(order)(x), for order 1 (the backward pass; for the exact
+        GELU the fused ufunc ``gelu_backward``) and order 2 (the exact
+        GELU only: ``gelu_grad2``).
+
+    Autograd: d gelu/dx = derivative(., x, 1); derivative is linear in dy,
+    so d derivative/d dy = derivative(., x, order) and
+    d derivative/dx = derivative(. * dy, x, order + 1).  Where order + 1
+    has no kernel (third derivatives; second derivatives of the
+    approximations), differentiating raises a ``RuntimeError`` that says
+    so.  ``register_fake`` gives ``torch.compile`` the output (``empty_like``
+    of x: its shape, dtype, device and strides), ``register_vmap`` batches
+    by running the elementwise op on the batched tensor.
+
+Kernels
+    CPU: the NumPy ufuncs of :mod:`gelu_numba` (or the registry's), called
+    on zero-copy NumPy views of the tensors with ``out=`` a view of the
+    result tensor's storage, which is allocated by ``empty_like(x)`` (any
+    strides, including expanded and transposed ones; nothing is copied).
+    CUDA: the kernels of :mod:`gelu_numba.gpu` on PyTorch's current stream
+    of the tensor's device, through ``__cuda_array_interface__`` (no host
+    round trip).  float16 and bfloat16 run through the float32 kernel: one
+    conversion of the inputs to float32 (exact), the float32 kernel, one
+    final rounding to the tensor's dtype (round to nearest even).
+"""
+
+import functools
+import importlib
+
+import numpy as np
+import torch
+
+from gelu_numba.approximations import APPROXIMATIONS
+
+#: tensor dtypes with a kernel: the ufuncs' own, and the half types that
+#: run through float32
+NATIVE = (torch.float32, torch.float64)
+HALF = (torch.float16, torch.bfloat16)
+DTYPES = NATIVE + HALF
+DEVICES = ("cpu", "cuda")
+
+#: every value of ``approximate``: the exact GELU, then the registry
+APPROXIMATE = ("none", *APPROXIMATIONS)
+
+ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
+ACCEPTED_DEVICES = "CPU or CUDA"
+_LIB = "gelu_numba"
+
+# approximate -> the ufunc names of f, of dy * f' (fused) or f', and of f''
+_EXACT = ("gelu", "gelu_backward", "gelu_grad2")
+
+
+def _names(approximate):
+    if approximate == "none":
+        return _EXACT
+    return (f"gelu_{approximate}", f"gelu_{approximate}_grad", None)
+
+
+def check_approximate(approximate):
+    """``approximate`` itself, or the ``ValueError`` listing the accepted."""
+    if approximate not in APPROXIMATE:
+        raise ValueError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))}"
+                         f" (got {approximate!r})")
+    return approximate
+
+
+def check_tensor(name, t):
+    """The ``TypeError``/``RuntimeError`` a PyTorch user expects for a tensor
+    that has no kernel."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor (got {type(t).__name__})")
+    if t.dtype not in DTYPES:
+        raise TypeError(f"{name}: supports {ACCEPTED_DTYPES} tensors "
+                        f"(got {t.dtype})")
+    if t.device.type not in DEVICES:
+        raise RuntimeError(f"{name}: supports {ACCEPTED_DEVICES} tensors "
+                           f"(got a tensor on device {t.device.type!r})")
+
+
+# ----------------------------------------------------------------- kernels
+
+@functools.cache
+def _ufunc(name):
+    module = "gelu_numba" if name in _EXACT else "gelu_numba.approximations"
+    return getattr(importlib.import_module(module), name)
+
+
+def _numpy(t):
+    # a view of the tensor's storage (the op's inputs never require grad
+    # here, but .numpy() refuses tensors flagged so: detach is free)
+    return t.detach().numpy()
+
+
+def _run_cpu(name, args, out):
+    _ufunc(name)(*map(_numpy, args), out=_numpy(out))
+
+
+def _stream(device):
+    from numba import cuda
+
+    return cuda.external_stream(torch.cuda.current_stream(device).cuda_stream)
+
+
+def _run_cuda(name, args, out):
+    from numba import cuda
+
+    from gelu_numba import gpu
+
+    with cuda.gpus[out.device.index]:
+        getattr(gpu, name)(*(a.detach() for a in args), out=out.detach(),
+                           stream=_stream(out.device))
+
+
+_RUN = {"cpu": _run_cpu, "cuda": _run_cuda}
+
+
+def _apply(name, args, out, scale=None):
+    """out = name(*args) (times ``scale`` if given), in out's dtype; half
+    types through float32 with one final rounding."""
+    run = _RUN[out.device.type]
+    if out.dtype in HALF:
+        wide = torch.empty_like(out, dtype=torch.float32)
+        run(name, [a.float() for a in args], wide)
+        if scale is not None:
+            wide.mul_(scale.float())
+        out.copy_(wide)
+    else:
+        run(name, args, out)
+        if scale is not None:
+            out.mul_(scale)
+    return out
+
+
+def _check_pair(dy, x):
+    if dy.shape != x.shape or dy.dtype != x.dtype or dy.device != x.device:
+        raise RuntimeError(
+            "gelu_numba::derivative: dy and x must have one shape, dtype and "
+            f"device (got {tuple(dy.shape)} {dy.dtype} {dy.device} and "
+            f"{tuple(x.shape)} {x.dtype} {x.device})")
+
+
+# ----------------------------------------------------------------- the ops
+
+@torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
+def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
+    check_tensor("gelu_numba::gelu", x)
+    forward, _, _ = _names(check_approximate(approximate))
+    return _apply(forward, [x], torch.empty_like(x))
+
+
+@torch.library.custom_op(f"{_LIB}::derivative", mutates_args=())
+def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
+                  order: int) -> torch.Tensor:
+    check_tensor("gelu_numba::derivative", x)
+    _check_pair(dy, x)
+    _, first, second = _names(check_approximate(approximate))
+    out = torch.empty_like(x)
+    if order == 1 and approximate == "none":
+        return _apply(first, [dy, x], out)  # fused: one rounding
+    if not _has_derivative(approximate, order):
+        raise RuntimeError(_no_derivative(approximate, order))
+    return _apply(first if order == 1 else second, [x], out, scale=dy)
+
+
+def _has_derivative(approximate, order):
+    return order == 1 or (order == 2 and approximate == "none")
+
+
+def _no_derivative(approximate, order):
+    what = "the exact GELU" if approximate == "none" else f"approximate={approximate!r}"
+    most = "twice" if approximate == "none" else "once"
+    return (f"gelu_numba: {what} has no kernel for its derivative of order "
+            f"{order}: it can be differentiated {most} at most")
+
+
+@gelu_op.register_fake
+def _(x, approximate):
+    return torch.empty_like(x)
+
+
+@derivative_op.register_fake
+def _(dy, x, approximate, order):
+    return torch.empty_like(x)
+
+
+def _setup_gelu(ctx, inputs, output):
+    x, approximate = inputs
+    ctx.save_for_backward(x)
+    ctx.approximate = approximate
+
+
+def _backward_gelu(ctx, grad):
+    (x,) = ctx.saved_tensors
+    return Derivative.apply(grad, x, ctx.approximate, 1), None
+
+
+def _setup_derivative(ctx, inputs, output):
+    dy, x, approximate, order = inputs
+    ctx.save_for_backward(dy, x)
+    ctx.approximate, ctx.order = approximate, order
+
+
+def _backward_derivative(ctx, grad):
+    dy, x = ctx.saved_tensors
+    d_dy = d_x = None
+    if ctx.needs_input_grad[0]:
+        d_dy = Derivative.apply(grad, x, ctx.approximate, ctx.order)
+    if ctx.needs_input_grad[1]:
+        order = ctx.order + 1
+        if not _has_derivative(ctx.approximate, order):
+            raise RuntimeError(_no_derivative(ctx.approximate, order))
+        d_x = Derivative.apply(grad * dy, x, ctx.approximate, order)
+    return d_dy, d_x, None, None
+
+
+# The same formulas twice over: as the ops' own autograd (torch.ops.gelu_numba.*
+# are differentiable) and as autograd.Functions, which the public functions
+# call, because the autograd that register_autograd generates refuses
+# torch.func transforms in PyTorch 2.13 (pytorch/pytorch#168393: "it must
+# override the setup_context staticmethod"); an autograd.Function with
+# setup_context and a vmap rule works under grad, vmap and torch.compile.
+gelu_op.register_autograd(_backward_gelu, setup_context=_setup_gelu)
+derivative_op.register_autograd(_backward_derivative, setup_context=_setup_derivative)
+
+
+class Gelu(torch.autograd.Function):
+    """f(x) as an ``autograd.Function`` over ``gelu_numba::gelu``."""
+
+    generate_vmap_rule = True
+    setup_context = staticmethod(_setup_gelu)
+    backward = staticmethod(_backward_gelu)
+
+    @staticmethod
+    def forward(x, approximate):
+        return gelu_op(x, approximate)
+
+
+class Derivative(torch.autograd.Function):
+    """dy * f^(order)(x) as an ``autograd.Function`` over
+    ``gelu_numba::derivative``."""
+
+    generate_vmap_rule = True
+    setup_context = staticmethod(_setup_derivative)
+    backward = staticmethod(_backward_derivative)
+
+    @staticmethod
+    def forward(dy, x, approximate, order):
+        return derivative_op(dy, x, approximate, order)
+
+
+# ------------------------------------------------------------------- vmap
+
+def _batch_first(t, dim, size):
+    """t with its batch dimension first (a stride-0 expansion if unbatched)."""
+    if dim is None:
+        return t.unsqueeze(0).expand(size, *t.shape)
+    return t.movedim(dim, 0)
+
+
+@gelu_op.register_vmap
+def _(info, in_dims, x, approximate):
+    return gelu_op(x, approximate), in_dims[0]
+
+
+@derivative_op.register_vmap
+def _(info, in_dims, dy, x, approximate, order):
+    if in_dims[0] == in_dims[1]:
+        return derivative_op(dy, x, approximate, order), in_dims[1]
+    dy = _batch_first(dy, in_dims[0], info.batch_size)
+    x = _batch_first(x, in_dims[1], info.batch_size)
+    return derivative_op(dy, x, approximate, order), 0

@@ -1,0 +1,331 @@
+"""gelu_numba.torch: the PyTorch operator, module and autograd.
+
+Expected values: the package's ufuncs bit for bit on CPU (their accuracy is
+proven against mpmath elsewhere), mpmath for the half-precision types
+(``tests/data/half_reference.npz``, every input), mathematics for gradients
+(``gradcheck``'s finite differences) and PyTorch's own ``nn.GELU`` for the
+module swap.  CUDA tests run where PyTorch sees a GPU.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import gelu_numba as g
+import gelu_numba.torch as gt
+from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.reference import approx, mp
+
+HALF_TABLE = Path(__file__).parent / "data" / "half_reference.npz"
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(),
+                          reason="PyTorch sees no CUDA device")
+DOUBLE = torch.float64
+
+
+def _x(n=257, dtype=torch.float64, seed=0):
+    """Inputs over the whole interesting range: core, both tails, tiny."""
+    gen = torch.Generator().manual_seed(seed)
+    core = torch.randn(n, generator=gen, dtype=torch.float64) * 3
+    special = torch.tensor([0.0, -0.0, 1e-30, -1e-30, -7.0, -12.5, -30.0, 9.0, 40.0,
+                            -0.7517915, 2**0.5, -(2**0.5)], dtype=torch.float64)
+    return torch.cat([core, special]).to(dtype)
+
+
+def _views(x):
+    """x as a 0-d, contiguous, transposed, strided, expanded and empty tensor."""
+    m = x[: 12 * 8].reshape(12, 8)
+    return {"0-d": x[3].clone(), "1-d": x, "transposed": m.t(), "strided": x[::3],
+            "expanded": x[:5].unsqueeze(0).expand(4, 5), "empty": x[:0]}
+
+
+def _ufunc(approximate):
+    return g.gelu if approximate == "none" else APPROXIMATIONS[approximate].forward
+
+
+def _bits_equal(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return (a.shape == b.shape and a.dtype == b.dtype
+            and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)))
+
+
+# ------------------------------------------------------------- CPU results
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh", "poly6"])
+def test_forward_is_the_ufunc_bit_for_bit(dtype, approximate):
+    for what, x in _views(_x(dtype=dtype)).items():
+        before = x.clone()
+        y = gt.gelu(x, approximate)
+        assert y.dtype == dtype and y.shape == x.shape, what
+        expected = _ufunc(approximate)(x.numpy())
+        assert _bits_equal(y.numpy(), np.asarray(expected, dtype=y.numpy().dtype)), what
+        assert torch.equal(x, before), f"{what}: input modified"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_backward_is_the_fused_ufunc_bit_for_bit(dtype):
+    for what, x in _views(_x(dtype=dtype)).items():
+        x = x.detach().clone().requires_grad_()  # clone: contiguous leaf
+        dy = torch.randn(x.shape, dtype=dtype)
+        gt.gelu(x).backward(dy)
+        expected = g.gelu_backward(dy.numpy(), x.detach().numpy())
+        assert _bits_equal(x.grad.numpy(), np.asarray(expected)), what
+
+
+def test_backward_of_an_expanded_gradient():
+    # sum()'s gradient reaches the op as a stride-0 tensor of ones
+    x = _x(dtype=torch.float32).requires_grad_()
+    gt.gelu(x).sum().backward()
+    assert _bits_equal(x.grad.numpy(), g.gelu_grad(x.detach().numpy()))
+
+
+def test_dense_strides_are_kept():
+    x = torch.randn(6, 4).t()
+    assert gt.gelu(x).stride() == x.stride()
+
+
+def test_gelu_backward_function():
+    x, dy = _x(), torch.randn(_x().shape, dtype=DOUBLE)
+    assert _bits_equal(gt.gelu_backward(dy, x).numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
+    with pytest.raises(RuntimeError, match="one shape, dtype and device"):
+        gt.gelu_backward(dy[:3], x)
+
+
+# -------------------------------------------------------------- gradients
+
+@pytest.mark.parametrize("approximate", ["none", "tanh", "sigmoid", "rat44"])
+def test_gradcheck(approximate):
+    x = _x(64).requires_grad_()
+    assert torch.autograd.gradcheck(lambda t: gt.gelu(t, approximate), (x,))
+
+
+def test_gradgradcheck():
+    x = _x(64).requires_grad_()
+    assert torch.autograd.gradgradcheck(gt.gelu, (x,))
+    # the registered operator is differentiable on its own too
+    assert torch.autograd.gradgradcheck(lambda t: torch.ops.gelu_numba.gelu(t, "none"), (x,))
+
+
+def test_second_derivative_is_gelu_grad2():
+    x = _x().requires_grad_()
+    (d1,) = torch.autograd.grad(gt.gelu(x).sum(), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1.sum(), x)
+    assert _bits_equal(d1.detach().numpy(), g.gelu_grad(x.detach().numpy()))
+    assert _bits_equal(d2.numpy(), g.gelu_grad2(x.detach().numpy()))
+
+
+def test_derivatives_beyond_the_kernels_raise():
+    x = _x(8).requires_grad_()
+    (d1,) = torch.autograd.grad(gt.gelu(x, "tanh").sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="approximate='tanh'.*differentiated once at most"):
+        torch.autograd.grad(d1.sum(), x)
+    (d1,) = torch.autograd.grad(gt.gelu(x).sum(), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1.sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="exact GELU.*order 3.*twice at most"):
+        torch.autograd.grad(d2.sum(), x)
+
+
+def test_opcheck():
+    # schema, fake (meta) kernel, autograd registration and dispatch
+    x = _x(16).requires_grad_()
+    torch.library.opcheck(torch.ops.gelu_numba.gelu.default, (x, "none"))
+    dy = torch.randn(x.shape, dtype=DOUBLE)
+    torch.library.opcheck(torch.ops.gelu_numba.derivative.default, (dy, x, "none", 1))
+
+
+# ---------------------------------------------------- transforms, compile
+
+def test_vmap_and_func_grad():
+    x = torch.randn(3, 5, dtype=DOUBLE)
+    assert _bits_equal(torch.vmap(gt.gelu)(x).numpy(), g.gelu(x.numpy()))
+    grads = torch.func.vmap(torch.func.grad(gt.gelu))(x.flatten())
+    assert _bits_equal(grads.numpy(), g.gelu_grad(x.flatten().numpy()))
+    second = torch.func.vmap(torch.func.grad(torch.func.grad(gt.gelu)))(x.flatten())
+    assert _bits_equal(second.numpy(), g.gelu_grad2(x.flatten().numpy()))
+    jac = torch.func.jacrev(gt.gelu)(x[0])
+    assert torch.equal(jac, torch.diag(torch.from_numpy(g.gelu_grad(x[0].numpy()))))
+    # vmap of the backward with one unbatched operand
+    dy = torch.randn(5, dtype=DOUBLE)
+    out = torch.vmap(gt.gelu_backward, in_dims=(None, 0))(dy, x)
+    assert _bits_equal(out.numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
+
+
+def test_compile_fullgraph_matches_eager():
+    torch.manual_seed(0)
+    # no biases: the graph's other nodes are matmuls, so inductor emits no
+    # C++ kernel and the test compiles in seconds
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16, bias=False), gt.GELU(),
+                                torch.nn.Linear(16, 1, bias=False))
+    x = torch.randn(32, 8)
+    compiled = torch.compile(model, fullgraph=True)
+    y = compiled(x)
+    y.sum().backward()
+    compiled_grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    y_eager = model(x)
+    y_eager.sum().backward()
+    assert torch.equal(y, y_eager)
+    for a, p in zip(compiled_grads, model.parameters()):
+        torch.testing.assert_close(a, p.grad, rtol=1e-6, atol=0)
+
+
+# ------------------------------------------------------ the module swap
+
+def test_module_is_a_drop_in_for_nn_gelu():
+    torch.manual_seed(0)
+    assert repr(gt.GELU()) == repr(torch.nn.GELU()) == "GELU(approximate='none')"
+    assert repr(gt.GELU("tanh")) == repr(torch.nn.GELU("tanh"))
+    assert gt.GELU().state_dict() == {}
+
+    def mlp(act):
+        torch.manual_seed(1)
+        return torch.nn.Sequential(torch.nn.Linear(10, 32), act, torch.nn.Linear(32, 3)).double()
+
+    x = torch.randn(50, 10, dtype=DOUBLE)
+    for ours, theirs in ((gt.GELU(), torch.nn.GELU()), (gt.GELU("tanh"), torch.nn.GELU("tanh"))):
+        a, b = mlp(ours), mlp(theirs)
+        a(x).square().sum().backward()
+        b(x).square().sum().backward()
+        # PyTorch's float64 GELU is accurate to a few ulps away from the tail
+        torch.testing.assert_close(a(x), b(x), rtol=1e-14, atol=1e-15)
+        for p, q in zip(a.parameters(), b.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-12, atol=1e-14)
+
+
+def test_tanh_is_pytorchs_formula_without_the_tail_collapse():
+    # PyTorch's float32 kernel computes 1 + tanh(u), which is 0 once
+    # tanh(u) rounds to -1 (x below about -9.1); the formula's value is not
+    x = torch.tensor([-9.5, -10.0, -10.5, -3.0, 0.5, 4.0], dtype=torch.float32)
+    ours = gt.gelu(x, "tanh")
+    theirs = torch.nn.functional.gelu(x, approximate="tanh")
+    assert (theirs[:3] == 0).all() and (ours[:3] != 0).all()
+    for v, y in zip(x.tolist(), ours.tolist()):  # within the ufunc's 1 ulp
+        assert mp.ulp_error(y, approx.evaluate(approx.gelu_tanh, v), np.float32) < 1
+
+
+# -------------------------------------------------------- half precision
+
+def _documented_misrounded(fmt, fn):
+    """The count of misrounded inputs that gelu_numba.torch's docstring states."""
+    what = {"gelu": "forward", "gelu_grad": "gradient"}[fn]
+    row = re.search(rf"^\s*{fmt}\s.*?$(?:\n\s{{10,}}\S.*$)*", gt.__doc__, re.M).group(0)
+    found = re.search(rf"{what}[^;]*?(\d+|no)\s+misrounded", row)
+    assert found, f"the docstring states no {fmt} {what} count"
+    return 0 if found.group(1) == "no" else int(found.group(1))
+
+
+@pytest.fixture(scope="module")
+def half_table():
+    with np.load(HALF_TABLE) as data:
+        return {k: data[k] for k in data.files}
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("fn", ["gelu", "gelu_grad"])
+def test_half_precision_exhaustive(half_table, fmt, fn):
+    dtype = getattr(torch, fmt)
+    x = torch.from_numpy(half_table[f"{fmt}_bits"].view(np.int16)).view(dtype)
+    assert x.numel() == 65536 - (2048 if fmt == "float16" else 256)  # every finite input
+    if fn == "gelu":
+        y = gt.gelu(x)
+    else:
+        y = gt.gelu_backward(torch.ones_like(x), x)
+    assert y.dtype == dtype
+    got = y.double().numpy()
+    cr = torch.from_numpy(half_table[f"{fmt}_{fn}_cr"].view(np.int16)).view(dtype).double().numpy()
+    err = mp.ulp_error_dd(got, half_table[f"{fmt}_{fn}_hi"], 0.0,
+                          dtype=np.float16 if fmt == "float16" else "bfloat16")
+    assert np.isfinite(got).sum() == np.isfinite(cr).sum()
+    misrounded = got != cr
+    # a double rounding (exact -> float32 within 0.51 ulp -> half) is off by
+    # at most 0.51 float32 ulp = 0.51 * 2**-13 (float16) or 2**-16
+    # (bfloat16) half ulp beyond the half ulp
+    assert err.max() <= 0.5 + 0.51 * 2.0 ** (-13 if fmt == "float16" else -16)
+    assert np.all(err[misrounded] >= 0.5)  # a wrong neighbour, not a wrong value
+    assert misrounded.sum() <= _documented_misrounded(fmt, fn)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_specials_and_dtype(dtype):
+    x = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, 1.0], dtype=dtype)
+    y = gt.gelu(x)
+    assert y.dtype == dtype
+    assert y[0] == float("inf") and y[1] == 0 and torch.isnan(y[2]) and y[3] == 0
+    x = torch.randn(4, 3, dtype=dtype).t().requires_grad_()
+    gt.gelu(x).sum().backward()
+    assert x.grad.dtype == dtype and y.device.type == "cpu"
+
+
+# -------------------------------------------------------------- bad input
+
+@pytest.mark.parametrize("bad", [torch.arange(3), torch.ones(3, dtype=torch.bool),
+                                 torch.ones(3, dtype=torch.complex64),
+                                 torch.ones(3, dtype=torch.int8)])
+def test_dtypes_without_a_kernel_raise_type_error(bad):
+    with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
+        gt.gelu(bad)
+    with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
+        gt.GELU()(bad)
+
+
+def test_other_devices_and_arguments_raise():
+    with pytest.raises(RuntimeError, match="CPU or CUDA.*'meta'"):
+        gt.gelu(torch.ones(3, device="meta"))
+    with pytest.raises(TypeError, match="expected a torch.Tensor"):
+        gt.gelu(np.ones(3))
+    with pytest.raises(ValueError, match="approximate must be one of 'none', 'tanh'"):
+        gt.GELU("erf")
+    with pytest.raises(ValueError, match="approximate must be one of"):
+        gt.gelu(torch.ones(3), approximate="fast")
+
+
+def test_only_gelu_numba_torch_imports_torch():
+    code = ("import sys, gelu_numba, gelu_numba.approximations, gelu_numba.parallel, "
+            "gelu_numba.soi; gelu_numba.gelu(1.0); assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ------------------------------------------------------------------- CUDA
+
+def _within_one_ulp(got, want):
+    # NVVM may contract a product and a sum into an FMA: one ulp apart at most
+    dtype = want.dtype
+    ulp = torch.finfo(dtype).eps * want.double().abs().clamp_min(torch.finfo(dtype).tiny)
+    return bool(((got.cpu().double() - want.double()).abs() <= ulp).all())
+
+
+@CUDA
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_cuda_matches_cpu(dtype):
+    x = _x(100_003, dtype=torch.float32).to(dtype)
+    xc = x.cuda().requires_grad_()
+    y = gt.gelu(xc)
+    y.backward(torch.ones_like(y))
+    assert y.device == xc.device and y.dtype == dtype and xc.grad.dtype == dtype
+    assert _within_one_ulp(y.detach(), gt.gelu(x))
+    assert _within_one_ulp(xc.grad, gt.gelu_backward(torch.ones_like(x), x))
+
+
+@CUDA
+def test_cuda_on_a_side_stream_and_non_contiguous():
+    x = torch.randn(300, 200, device="cuda").t()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        y = gt.gelu(x)
+    s.synchronize()
+    assert y.stride() == x.stride()
+    assert _within_one_ulp(y, gt.gelu(x.cpu()))
+
+
+@CUDA
+def test_cuda_compile_and_gradcheck():
+    x = _x(64).cuda().requires_grad_()
+    assert torch.autograd.gradgradcheck(gt.gelu, (x,))
+    m = torch.compile(gt.GELU(), fullgraph=True)
+    assert torch.equal(m(x), gt.gelu(x))
