@@ -1,4 +1,4 @@
-"""The CPU speed targets (issue 13), measured side by side in one process.
+"""The CPU speed targets (issues 13 and 15), measured side by side in one process.
 
 Usage::
 
@@ -119,6 +119,53 @@ def one_thread_rows(rounds, sizes):
     return rows
 
 
+def _forward_backward(module, x, dy):
+    def f():
+        module(x).backward(dy)
+        x.grad = None
+    return f
+
+
+def _ufunc_pair(x, dy):
+    import gelu_numba as g
+
+    xn, dyn = x.detach().numpy(), dy.numpy()
+
+    def f():
+        g.gelu(xn)
+        g.gelu_backward(dyn, xn)
+    return f
+
+
+def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
+    """gelu_numba.torch.GELU() against torch.nn.GELU(), forward + backward
+    through autograd (issue 15's target: cost <= 1.2x, a speed ratio >=
+    0.83x, at 10^6 float32), and against the two ufunc calls it makes (the
+    cost of the PyTorch layer itself)."""
+    try:
+        import torch
+
+        import gelu_numba.torch as gt
+    except ImportError:  # pragma: no cover - optional peer
+        return []
+    rows = []
+    for dtype in (torch.float32, torch.float64):
+        name = str(dtype).removeprefix("torch.")
+        for n in sizes:
+            gen = torch.Generator().manual_seed(0)
+            x = torch.randn(n, dtype=dtype, generator=gen).requires_grad_()
+            dy = torch.randn(n, dtype=dtype, generator=gen)
+            ours = _forward_backward(gt.GELU(), x, dy)
+            r = speedup(ours, _forward_backward(torch.nn.GELU(), x, dy), rounds, n)
+            target = ">= 0.83x" if (name, n) == ("float32", 10**6) else ""
+            rows.append((f"{name} GELU() forward+backward vs nn.GELU()", _size(n),
+                         _cell(r), target))
+            r = speedup(ours, _ufunc_pair(x, dy), rounds, n)
+            rows.append((f"{name} GELU() forward+backward vs its two ufunc calls "
+                         "(gelu, gelu_backward)", _size(n), _cell(r), "(1x: no overhead)"))
+    return rows
+
+
 _PARALLEL_CODE = """
 import sys, numpy as np, gelu_numba as g, gelu_numba.parallel as gp
 from benchmarks.targets import speedup
@@ -167,6 +214,7 @@ def main(argv=None):
     if args.one_core:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     rows += one_thread_rows(args.rounds, sizes)
+    rows += module_rows(args.rounds)
     pin = "one pinned core" if args.one_core else "unpinned"
     print(f"Machine: {machine()}; one-thread rows on {pin}; {args.rounds} interleaved "
           "rounds, median (minimum) of the per-round speed ratios.\n")

@@ -66,8 +66,9 @@ operator namespace with it; nothing else in the package imports torch.
 import torch
 from torch import nn
 
-from gelu_numba.targets.torch_op import (APPROXIMATE, Derivative, Gelu,
-                                         check_approximate, check_tensor)
+from gelu_numba.targets.torch_op import (APPROXIMATE, Derivative, EagerDerivative,
+                                         EagerGelu, Gelu, check_approximate,
+                                         check_tensor, eager)
 
 
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE"]
@@ -107,7 +108,8 @@ def gelu(input, approximate="none"):
     (``gelu_numba.gelu`` for ``"none"``) bit for bit.
     """
     check_tensor("gelu_numba.torch.gelu", input)
-    return Gelu.apply(input, check_approximate(approximate))
+    check_approximate(approximate)
+    return (EagerGelu if eager(input) else Gelu).apply(input, approximate)
 
 
 class GELU(nn.Module):
@@ -136,6 +138,8 @@ def gelu_backward(grad_output, input, approximate="none"):
     and ``input`` of one shape, dtype and device."""
     check_tensor("gelu_numba.torch.gelu_backward", input)
     check_tensor("gelu_numba.torch.gelu_backward", grad_output)
-    return Derivative.apply(grad_output, input, check_approximate(approximate), 1)
+    check_approximate(approximate)
+    function = EagerDerivative if eager(grad_output, input) else Derivative
+    return function.apply(grad_output, input, approximate, 1)
 
 

@@ -151,25 +151,34 @@ def _check_pair(dy, x):
 
 # ----------------------------------------------------------------- the ops
 
-@torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
-def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
-    check_tensor("gelu_numba::gelu", x)
-    forward, _, _ = _names(check_approximate(approximate))
-    return _apply(forward, [x], torch.empty_like(x))
+def gelu_kernel(x, approximate):
+    """f(x) into a new tensor (the body of ``gelu_numba::gelu``; no checks)."""
+    return _apply(_names(approximate)[0], [x], torch.empty_like(x))
 
 
-@torch.library.custom_op(f"{_LIB}::derivative", mutates_args=())
-def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
-                  order: int) -> torch.Tensor:
-    check_tensor("gelu_numba::derivative", x)
+def derivative_kernel(dy, x, approximate, order):
+    """dy * f^(order)(x) (the body of ``gelu_numba::derivative``)."""
     _check_pair(dy, x)
-    _, first, second = _names(check_approximate(approximate))
+    _, first, second = _names(approximate)
     out = torch.empty_like(x)
     if order == 1 and approximate == "none":
         return _apply(first, [dy, x], out)  # fused: one rounding
     if not _has_derivative(approximate, order):
         raise RuntimeError(_no_derivative(approximate, order))
     return _apply(first if order == 1 else second, [x], out, scale=dy)
+
+
+@torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
+def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
+    check_tensor("gelu_numba::gelu", x)
+    return gelu_kernel(x, check_approximate(approximate))
+
+
+@torch.library.custom_op(f"{_LIB}::derivative", mutates_args=())
+def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
+                  order: int) -> torch.Tensor:
+    check_tensor("gelu_numba::derivative", x)
+    return derivative_kernel(dy, x, check_approximate(approximate), order)
 
 
 def _has_derivative(approximate, order):
@@ -193,69 +202,113 @@ def _(dy, x, approximate, order):
     return torch.empty_like(x)
 
 
-def _setup_gelu(ctx, inputs, output):
-    x, approximate = inputs
+# The backward formulas, written once for three callers: the ops' own
+# autograd (register_autograd: torch.ops.gelu_numba.* are differentiable),
+# the autograd.Functions over the ops that the public functions use under
+# torch.compile and torch.func (PyTorch 2.13's register_autograd refuses
+# torch.func transforms, pytorch/pytorch#168393: "it must override the
+# setup_context staticmethod"), and the eager autograd.Functions, which call
+# the kernels without the custom-op dispatcher (about 20 us per op call in
+# Python, and 15 us more for an autograd.Function with setup_context: four
+# times nn.GELU's whole forward + backward at 100 elements).  ctx.derivative
+# is the differentiable dy * f^(order)(x) of the caller's kind.
+
+def _save(ctx, x, approximate, derivative):
     ctx.save_for_backward(x)
-    ctx.approximate = approximate
+    ctx.approximate, ctx.derivative = approximate, derivative
 
 
 def _backward_gelu(ctx, grad):
     (x,) = ctx.saved_tensors
-    return Derivative.apply(grad, x, ctx.approximate, 1), None
+    return ctx.derivative(grad, x, ctx.approximate, 1), None
 
 
-def _setup_derivative(ctx, inputs, output):
-    dy, x, approximate, order = inputs
+def _save_derivative(ctx, dy, x, approximate, order, derivative):
     ctx.save_for_backward(dy, x)
-    ctx.approximate, ctx.order = approximate, order
+    ctx.approximate, ctx.order, ctx.derivative = approximate, order, derivative
 
 
 def _backward_derivative(ctx, grad):
     dy, x = ctx.saved_tensors
     d_dy = d_x = None
     if ctx.needs_input_grad[0]:
-        d_dy = Derivative.apply(grad, x, ctx.approximate, ctx.order)
+        d_dy = ctx.derivative(grad, x, ctx.approximate, ctx.order)
     if ctx.needs_input_grad[1]:
         order = ctx.order + 1
         if not _has_derivative(ctx.approximate, order):
             raise RuntimeError(_no_derivative(ctx.approximate, order))
-        d_x = Derivative.apply(grad * dy, x, ctx.approximate, order)
+        d_x = ctx.derivative(grad * dy, x, ctx.approximate, order)
     return d_dy, d_x, None, None
 
 
-# The same formulas twice over: as the ops' own autograd (torch.ops.gelu_numba.*
-# are differentiable) and as autograd.Functions, which the public functions
-# call, because the autograd that register_autograd generates refuses
-# torch.func transforms in PyTorch 2.13 (pytorch/pytorch#168393: "it must
-# override the setup_context staticmethod"); an autograd.Function with
-# setup_context and a vmap rule works under grad, vmap and torch.compile.
-gelu_op.register_autograd(_backward_gelu, setup_context=_setup_gelu)
-derivative_op.register_autograd(_backward_derivative, setup_context=_setup_derivative)
+gelu_op.register_autograd(
+    _backward_gelu,
+    setup_context=lambda ctx, inputs, output: _save(ctx, *inputs, Derivative.apply))
+derivative_op.register_autograd(
+    _backward_derivative,
+    setup_context=lambda ctx, inputs, output: _save_derivative(ctx, *inputs, Derivative.apply))
 
 
 class Gelu(torch.autograd.Function):
-    """f(x) as an ``autograd.Function`` over ``gelu_numba::gelu``."""
+    """f(x): an ``autograd.Function`` over ``gelu_numba::gelu``, for
+    torch.compile and torch.func."""
 
     generate_vmap_rule = True
-    setup_context = staticmethod(_setup_gelu)
     backward = staticmethod(_backward_gelu)
 
     @staticmethod
     def forward(x, approximate):
         return gelu_op(x, approximate)
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _save(ctx, *inputs, Derivative.apply)
+
 
 class Derivative(torch.autograd.Function):
-    """dy * f^(order)(x) as an ``autograd.Function`` over
-    ``gelu_numba::derivative``."""
+    """dy * f^(order)(x): an ``autograd.Function`` over
+    ``gelu_numba::derivative``, for torch.compile and torch.func."""
 
     generate_vmap_rule = True
-    setup_context = staticmethod(_setup_derivative)
     backward = staticmethod(_backward_derivative)
 
     @staticmethod
     def forward(dy, x, approximate, order):
         return derivative_op(dy, x, approximate, order)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _save_derivative(ctx, *inputs, Derivative.apply)
+
+
+class EagerGelu(torch.autograd.Function):
+    """f(x) calling the kernel directly: eager mode, plain tensors."""
+
+    backward = staticmethod(_backward_gelu)
+
+    @staticmethod
+    def forward(ctx, x, approximate):
+        _save(ctx, x, approximate, EagerDerivative.apply)
+        return gelu_kernel(x, approximate)
+
+
+class EagerDerivative(torch.autograd.Function):
+    """dy * f^(order)(x) calling the kernel directly."""
+
+    backward = staticmethod(_backward_derivative)
+
+    @staticmethod
+    def forward(ctx, dy, x, approximate, order):
+        _save_derivative(ctx, dy, x, approximate, order, EagerDerivative.apply)
+        return derivative_kernel(dy, x, approximate, order)
+
+
+def eager(*tensors):
+    """True where the eager Functions apply: no compilation or tracing under
+    way, no torch.func transform active, plain tensors only."""
+    return (not torch.compiler.is_compiling()
+            and not torch._C._are_functorch_transforms_active()
+            and all(type(t) is torch.Tensor for t in tensors))
 
 
 # ------------------------------------------------------------------- vmap
