@@ -18,6 +18,10 @@ into the compiled forms and publishes them:
 ``cuda``
     Device functions, kernels and the launcher (needs numba-cuda; imported
     by :mod:`gelu_numba.gpu` only).
+``torch_op``
+    The PyTorch custom operators, their autograd, fake and vmap rules, and
+    the tensor-to-kernel glue (needs torch; imported by
+    :mod:`gelu_numba.torch` only).
 ``publish``
     The public modules' ``__getattr__``/``__all__``, loops over the catalog.
 

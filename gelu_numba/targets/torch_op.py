@@ -37,7 +37,6 @@ Kernels
 import functools
 import importlib
 
-import numpy as np
 import torch
 
 from gelu_numba.approximations import APPROXIMATIONS
