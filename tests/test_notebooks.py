@@ -10,7 +10,8 @@ import nbformat
 import pytest
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
-EXPECTED = ["01_quickstart.ipynb", "02_approximations.ipynb", "03_performance.ipynb"]
+EXPECTED = ["01_quickstart.ipynb", "02_approximations.ipynb", "03_performance.ipynb",
+            "04_paper.ipynb"]
 ALL = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
 
