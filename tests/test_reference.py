@@ -202,8 +202,14 @@ def test_ulp_error_scalar():
     assert mp.ulp_error(math.inf, math.inf, np.float32) == 0.0
     assert mp.ulp_error(math.inf, mpmath.mpf(1), np.float32) == math.inf
     assert mp.ulp_error(1.0, math.nan, np.float32) == math.inf
-    with pytest.raises(ValueError):
-        mp.ulp_error(1.0, 1.0, np.float16)
+    # the half formats (gelu_numba.torch's float16 and bfloat16 results)
+    assert mp.ulp_error(1.0 + 2.0**-10, mpmath.mpf(1), np.float16) == 1.0
+    assert mp.ulp_error(2.0**-24, mpmath.mpf(0), np.float16) == 1.0  # subnormal spacing
+    assert mp.ulp_error(1.0 + 2.0**-7, mpmath.mpf(1), "bfloat16") == 1.0
+    assert mp.ulp_error(2.0**-133, mpmath.mpf(0), "bfloat16") == 1.0
+    for unsupported in (np.int32, np.complex64, "float8"):
+        with pytest.raises(ValueError, match="float64, float32, float16 or 'bfloat16'"):
+            mp.ulp_error(1.0, 1.0, unsupported)
 
 
 # --------------------------------------------------------- (d) ulp_error_dd
