@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from bits import same_bits
 
 import gelu_numba as g
 import gelu_numba.torch as gt
@@ -47,12 +48,6 @@ def _ufunc(approximate):
     return g.gelu if approximate == "none" else APPROXIMATIONS[approximate].forward
 
 
-def _bits_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    return (a.shape == b.shape and a.dtype == b.dtype
-            and np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)))
-
-
 # ------------------------------------------------------------- CPU results
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -63,7 +58,7 @@ def test_forward_is_the_ufunc_bit_for_bit(dtype, approximate):
         y = gt.gelu(x, approximate)
         assert y.dtype == dtype and y.shape == x.shape, what
         expected = _ufunc(approximate)(x.numpy())
-        assert _bits_equal(y.numpy(), np.asarray(expected, dtype=y.numpy().dtype)), what
+        assert same_bits(y.numpy(), np.asarray(expected, dtype=y.numpy().dtype)), what
         assert torch.equal(x, before), f"{what}: input modified"
 
 
@@ -74,14 +69,14 @@ def test_backward_is_the_fused_ufunc_bit_for_bit(dtype):
         dy = torch.randn(x.shape, dtype=dtype)
         gt.gelu(x).backward(dy)
         expected = g.gelu_backward(dy.numpy(), x.detach().numpy())
-        assert _bits_equal(x.grad.numpy(), np.asarray(expected)), what
+        assert same_bits(x.grad.numpy(), np.asarray(expected)), what
 
 
 def test_backward_of_an_expanded_gradient():
     # sum()'s gradient reaches the op as a stride-0 tensor of ones
     x = _x(dtype=torch.float32).requires_grad_()
     gt.gelu(x).sum().backward()
-    assert _bits_equal(x.grad.numpy(), g.gelu_grad(x.detach().numpy()))
+    assert same_bits(x.grad.numpy(), g.gelu_grad(x.detach().numpy()))
 
 
 def test_dense_strides_are_kept():
@@ -91,7 +86,7 @@ def test_dense_strides_are_kept():
 
 def test_gelu_backward_function():
     x, dy = _x(), torch.randn(_x().shape, dtype=DOUBLE)
-    assert _bits_equal(gt.gelu_backward(dy, x).numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
+    assert same_bits(gt.gelu_backward(dy, x).numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
     with pytest.raises(RuntimeError, match="one shape, dtype and device"):
         gt.gelu_backward(dy[:3], x)
 
@@ -115,8 +110,8 @@ def test_second_derivative_is_gelu_grad2():
     x = _x().requires_grad_()
     (d1,) = torch.autograd.grad(gt.gelu(x).sum(), x, create_graph=True)
     (d2,) = torch.autograd.grad(d1.sum(), x)
-    assert _bits_equal(d1.detach().numpy(), g.gelu_grad(x.detach().numpy()))
-    assert _bits_equal(d2.numpy(), g.gelu_grad2(x.detach().numpy()))
+    assert same_bits(d1.detach().numpy(), g.gelu_grad(x.detach().numpy()))
+    assert same_bits(d2.numpy(), g.gelu_grad2(x.detach().numpy()))
 
 
 def test_derivatives_beyond_the_kernels_raise():
@@ -142,17 +137,17 @@ def test_opcheck():
 
 def test_vmap_and_func_grad():
     x = torch.randn(3, 5, dtype=DOUBLE)
-    assert _bits_equal(torch.vmap(gt.gelu)(x).numpy(), g.gelu(x.numpy()))
+    assert same_bits(torch.vmap(gt.gelu)(x).numpy(), g.gelu(x.numpy()))
     grads = torch.func.vmap(torch.func.grad(gt.gelu))(x.flatten())
-    assert _bits_equal(grads.numpy(), g.gelu_grad(x.flatten().numpy()))
+    assert same_bits(grads.numpy(), g.gelu_grad(x.flatten().numpy()))
     second = torch.func.vmap(torch.func.grad(torch.func.grad(gt.gelu)))(x.flatten())
-    assert _bits_equal(second.numpy(), g.gelu_grad2(x.flatten().numpy()))
+    assert same_bits(second.numpy(), g.gelu_grad2(x.flatten().numpy()))
     jac = torch.func.jacrev(gt.gelu)(x[0])
     assert torch.equal(jac, torch.diag(torch.from_numpy(g.gelu_grad(x[0].numpy()))))
     # vmap of the backward with one unbatched operand
     dy = torch.randn(5, dtype=DOUBLE)
     out = torch.vmap(gt.gelu_backward, in_dims=(None, 0))(dy, x)
-    assert _bits_equal(out.numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
+    assert same_bits(out.numpy(), g.gelu_backward(dy.numpy(), x.numpy()))
 
 
 def test_compile_fullgraph_matches_eager():

@@ -240,14 +240,6 @@ def _backward_derivative(ctx, grad):
     return d_dy, d_x, None, None
 
 
-gelu_op.register_autograd(
-    _backward_gelu,
-    setup_context=lambda ctx, inputs, output: _save(ctx, *inputs, Derivative.apply))
-derivative_op.register_autograd(
-    _backward_derivative,
-    setup_context=lambda ctx, inputs, output: _save_derivative(ctx, *inputs, Derivative.apply))
-
-
 class Gelu(torch.autograd.Function):
     """f(x): an ``autograd.Function`` over ``gelu_numba::gelu``, for
     torch.compile and torch.func."""
@@ -278,6 +270,10 @@ class Derivative(torch.autograd.Function):
     @staticmethod
     def setup_context(ctx, inputs, output):
         _save_derivative(ctx, *inputs, Derivative.apply)
+
+
+gelu_op.register_autograd(_backward_gelu, setup_context=Gelu.setup_context)
+derivative_op.register_autograd(_backward_derivative, setup_context=Derivative.setup_context)
 
 
 class EagerGelu(torch.autograd.Function):
