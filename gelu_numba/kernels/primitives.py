@@ -697,3 +697,110 @@ def restore_inf(r, xs, xd):
     F(inf) = 1: +inf for +inf, -0.0 for -inf.  (The sign test reads xs,
     which is never NaN: an ordered comparison of NaN raises "invalid".)"""
     return r if abs(xs) < BIG else (xd if xs > 0.0 else -0.0)
+
+
+# ------------------------------------------------- float32 emulation helpers
+#
+# The emulations of other libraries' float32 code (gelu_numba.kernels.emulated)
+# need three more operations on float32: a fused multiply-add rounded once to
+# float32 (vfmadd*ps; C's fmaf), and the bit casts between a float32 and its
+# 32-bit pattern (for bit-indexed tables and bit-level conversions).  They are
+# separate from fma() on purpose: fma() promotes to float64, which the
+# package's own float32 kernels rely on.
+
+def _round_fraction_to_float32(q):
+    """The float32 nearest to the Fraction ``q`` (ties to even), as a float."""
+    f = np.float32(float(q))  # within one float32 step of the answer
+    best = None
+    for c in (np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf))):
+        if not np.isfinite(c):
+            continue
+        d = abs(Fraction(float(c)) - q)
+        even = (int(np.float32(c).view(np.uint32)) & 1) == 0
+        if best is None or d < best[0] or (d == best[0] and even):
+            best = (d, c)
+    return float(best[1])
+
+
+def fma32(a, b, c):
+    """``a*b + c`` for float32 operands, rounded once to float32 (exact
+    Python reference; compiled code gets ``llvm.fma.f32``)."""
+    a, b, c = np.float32(a), np.float32(b), np.float32(c)
+    if not (np.isfinite(a) and np.isfinite(b) and np.isfinite(c)):
+        return np.float32(a * b + c)
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    if exact == 0:
+        return np.float32(a * b + c)
+    return np.float32(_round_fraction_to_float32(exact))
+
+
+def float32_bits(x):
+    """The bit pattern of float32 ``x`` as a uint32."""
+    return np.float32(x).view(np.uint32)
+
+
+def float32_from_bits(i):
+    """The float32 whose bit pattern is ``i`` (taken modulo 2**32)."""
+    return np.uint32(int(i) & 0xFFFFFFFF).view(np.float32)
+
+
+@intrinsic
+def _fma_f32(typingctx, a, b, c):
+    sig = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+
+    return sig, codegen
+
+
+@intrinsic
+def _float32_bits(typingctx, x):
+    sig = types.uint32(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return sig, codegen
+
+
+@intrinsic
+def _float32_from_bits(typingctx, i):
+    if not isinstance(i, types.Integer):
+        raise TypingError("float32_from_bits takes an integer")
+    sig = types.float32(i)
+
+    def codegen(context, builder, signature, args):
+        v = args[0]
+        width = signature.args[0].bitwidth
+        if width > 32:
+            v = builder.trunc(v, ir.IntType(32))
+        elif width < 32:
+            v = builder.zext(v, ir.IntType(32))
+        return builder.bitcast(v, ir.FloatType())
+
+    return sig, codegen
+
+
+@overload(fma32, target="generic")
+def _fma32_generic(a, b, c):
+    def impl(a, b, c):
+        return _fma_f32(np.float32(a), np.float32(b), np.float32(c))
+
+    return impl
+
+
+@overload(float32_bits, target="generic")
+def _float32_bits_generic(x):
+    def impl(x):
+        return _float32_bits(np.float32(x))
+
+    return impl
+
+
+@overload(float32_from_bits, target="generic")
+def _float32_from_bits_generic(i):
+    def impl(i):
+        return _float32_from_bits(i)
+
+    return impl

@@ -20,7 +20,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 def source_stamp():
     h = hashlib.sha256()
     for folder in ("kernels", "tables", "targets"):
-        for path in sorted((_PACKAGE / folder).glob("*.py")):
+        for path in sorted((_PACKAGE / folder).rglob("*.py")):
             h.update(path.read_bytes())
     return int.from_bytes(h.digest()[:7], "little")
 

@@ -1,0 +1,71 @@
+"""CPU target for the emulations of other libraries' GELUs
+(:mod:`gelu_numba.production`): a float32 scalar kernel in, a NumPy ufunc
+with a single float32 loop out.
+
+The loop is the CPU target's own (:func:`gelu_numba.targets.cpu.loop_function`:
+vectorised unit-stride path, byte-offset path for other strides, cached on
+disk under the source stamp), so an emulation is timed on the same footing
+as the package's ufuncs.  There is no float64 loop: the emulated code is
+float32 code.  float64 inputs are refused rather than cast down (NumPy's
+safe-casting rule does the refusing); float16, bool and small integers are
+cast to float32 as for every ufunc of the package.
+"""
+
+import threading
+
+import numpy as np
+from numba import cfunc
+
+from gelu_numba.targets import cpu, numpy_api
+
+ACCEPTED = ("float32 (the emulated libraries compute in float32; float16, bool "
+            "and 8/16-bit integers are cast to it; cast float64 explicitly)")
+
+_LOCK = threading.RLock()
+_BUILT = {}
+
+
+class Ufunc(cpu.Ufunc):
+    """A float32-only ufunc; its ``TypeError`` names float32."""
+
+    def _explained(self, error, args):
+        if not str(error).startswith(f"ufunc '{self.__name__}' not supported for the input types"):
+            return error
+        shown = ", ".join(str(np.asarray(a).dtype) for a in args[:self.ufunc.nin])
+        return TypeError(f"{self.__name__}() does not support inputs of dtype {shown}; "
+                         f"accepted: {ACCEPTED}")
+
+    def __reduce__(self):
+        return (_public, (self.__name__,))
+
+
+def raw(name, kernel, nin):
+    """The ``numpy.ufunc`` ``name`` (built once): ``kernel`` on float32."""
+    with _LOCK:
+        u = _BUILT.get(name)
+        if u is None:
+            py = cpu.loop_function(cpu.inlined(kernel), "f", nin, f"emulated_{name}")
+            loop = cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
+            u = numpy_api.make_ufunc(name, nin, [(np.dtype(np.float32), loop)])
+            u.__module__ = __name__  # pickles as gelu_numba.targets.emulated.<name>
+            _BUILT[name] = u
+        return u
+
+
+def ufunc(name, kernel, nin, module, doc):
+    """The public :class:`Ufunc` of ``kernel``, documented by ``doc``."""
+    return Ufunc(raw(name, kernel, nin), name, module, doc)
+
+
+def _public(name):
+    from gelu_numba import production
+    return production.ufunc(name)
+
+
+def __getattr__(name):
+    # unpickling a raw ufunc (Dask ships them to its workers)
+    from gelu_numba import production
+    try:
+        return production.ufunc(name).ufunc
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
