@@ -1,0 +1,457 @@
+"""Exhaustive error tables of every GELU we ship and every production GELU
+we emulate: all 2**32 float32 inputs, and all float16 and bfloat16 inputs.
+
+Usage::
+
+    python -m analysis.exhaustive [--stride N] [--workers N] [--out DIR]
+                                  [--names a,b,...] [--no-progress]
+
+``--stride 1`` (the default for a committed run) visits every float32 bit
+pattern; a larger odd stride samples them evenly (the default run of
+``python -m analysis.approximations`` uses one, and says so).  Writes
+``float32.json``/``.csv``/``.md`` and ``half.json``/``.csv``/``.md`` to
+``--out`` (default ``analysis/results/exhaustive``), each with the command,
+the stride, the machine and the time taken.
+
+Entries
+-------
+``gelu`` (the package's exact float32 GELU), every registry approximation
+of :mod:`gelu_numba.approximations` (``tanh``, ``sigmoid``, ``as26``, the
+fits), and every emulation of :mod:`gelu_numba.production`; for each, its
+derivative where it has one (ours: the exact derivative of the
+approximation; production: the library's own backward at ``dy = 1``),
+judged against the exact GELU' (``gelu_grad``).
+
+float32 method
+--------------
+Bit patterns ``k * stride`` are viewed as float32 in chunks; NaN inputs are
+skipped.  The reference is the package's float64 ``gelu`` and
+``gelu_grad`` (below 0.75 float64 ulp, checked against mpmath: about 1e-9
+of a float32 ulp), computed once per chunk for all entries.  Per entry, in
+one compiled pass (:func:`chunk_stats`):
+
+* ``max_ulp``: ``|y - ref| / ulp(ref)``, ulp the float32 spacing at the
+  reference (``2**-149`` below ``2**-126``); an infinite or NaN output where
+  the reference is finite counts as an infinite error;
+* ``over_1ulp``: inputs with more than 1 ulp of error;
+* ``correctly_rounded``: outputs equal to the reference rounded to float32;
+* ``max_abs``: ``max |y - ref|`` over ``|x| <= 10`` (beyond, ``|y - ref|``
+  only measures float32 rounding of large outputs);
+* ``max_rel``: ``max |y - ref| / |ref|`` where ``|ref|`` is in float32's
+  normal range;
+* the tail reach for relative error thresholds ``1e-1, 1e-3, 1e-6``: the
+  largest ``x <= -1`` whose relative error is at least the threshold (the
+  output is relatively accurate on ``(x, -1]`` and no further), and the
+  smallest ``x >= 1`` likewise.  Relative error here is against the exact
+  value, so even a correctly rounded float32 result fails ``1e-6`` once
+  the result is subnormal (about ``x < -12.9``): the exact ``gelu`` row is
+  the format's own limit.
+
+half method
+-----------
+Every finite float16 and bfloat16 value is an input; the entry's result in
+that format (:meth:`gelu_numba.production.Emulation.half_forward`: the
+library's own half arithmetic where it has one, else float32 rounded once;
+ours: float32 rounded once) is compared bit for bit with the correctly
+rounded exact value of ``tests/data/half_reference.npz`` (mpmath; made by
+``python -m gelu_numba.reference.make_half_table``).  Computing in float32
+and rounding once cannot be right at every input: where the exact value is
+within a float32 rounding error of a half-precision tie the float32 result
+lands on the tie (the exact ``gelu`` row shows the floor this sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import csv
+import json
+import math
+import multiprocessing
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from analysis.common import jsonable, machine_info
+
+OUT = Path(__file__).resolve().parent / "results" / "exhaustive"
+HALF_TABLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "half_reference.npz"
+N_PATTERNS = 2**32
+CHUNK = 2**22
+THRESHOLDS = (1e-1, 1e-3, 1e-6)
+ABS_RANGE = 10.0
+_NORMAL = 2.0**-126
+
+
+# ------------------------------------------------------------------ entries
+
+
+def entries() -> dict:
+    """name -> ``(kind, who, formula)`` for every swept entry, in table order:
+    the exact gelu, the registry approximations, the production emulations."""
+    from gelu_numba.approximations import APPROXIMATIONS
+    from gelu_numba.production import PRODUCTION
+
+    out = {"gelu": ("exact", "gelu_numba.gelu", "x Phi(x), correctly rounded (< 0.5 + 2**-7 ulp)")}
+    for name, r in APPROXIMATIONS.items():
+        out[name] = (r.kind, f"gelu_numba.approximations.gelu_{name}", r.description)
+    for name, e in PRODUCTION.items():
+        out[name] = ("production", e.runs, e.formula)
+    return out
+
+
+def functions(name: str):
+    """``(forward, grad)`` float32 callables of entry ``name`` (grad may be None)."""
+    import gelu_numba
+    from gelu_numba import approximations
+    from gelu_numba.production import PRODUCTION
+
+    if name == "gelu":
+        return gelu_numba.gelu, gelu_numba.gelu_grad
+    if name in approximations.APPROXIMATIONS:
+        r = approximations.APPROXIMATIONS[name]
+        return r.forward, r.grad
+    e = PRODUCTION[name]
+    return e.forward, e.grad
+
+
+# ------------------------------------------------------------ float32 sweep
+
+# stats vector layout
+_N_TH = len(THRESHOLDS)
+(CHECKED, OVER_1ULP, CORRECT, SPECIAL, MAX_ULP, WORST_ULP_X, MAX_ABS, WORST_ABS_X,
+ MAX_REL, WORST_REL_X) = range(10)
+NEG_FAIL = 10                 # _N_TH slots: largest x <= -1 with rel >= threshold
+POS_FAIL = NEG_FAIL + _N_TH   # _N_TH slots: smallest x >= 1 with rel >= threshold
+N_STATS = POS_FAIL + _N_TH
+
+
+def empty_stats() -> np.ndarray:
+    s = np.zeros(N_STATS)
+    s[[MAX_ULP, MAX_ABS, MAX_REL]] = -1.0
+    s[[WORST_ULP_X, WORST_ABS_X, WORST_REL_X]] = np.nan
+    s[NEG_FAIL:POS_FAIL] = -np.inf
+    s[POS_FAIL:] = np.inf
+    return s
+
+
+@njit(cache=True, error_model="numpy")
+def chunk_stats(x, y, ref, thresholds, s):
+    """Accumulate the statistics of outputs ``y`` (float32) against ``ref``
+    (float64) at inputs ``x`` into ``s`` (see :func:`empty_stats`)."""
+    nth = thresholds.size
+    for i in range(x.size):
+        xi = np.float64(x[i])
+        if xi != xi:
+            continue
+        r = ref[i]
+        o = np.float64(y[i])
+        s[CHECKED] += 1.0
+        if r != r:
+            # the reference is NaN only where the exact value is undefined
+            if o != o:
+                s[CORRECT] += 1.0
+            else:
+                s[SPECIAL] += 1.0
+            continue
+        if math.isinf(r) or math.isinf(o) or o != o:
+            if o == r:
+                s[CORRECT] += 1.0
+                continue
+            s[SPECIAL] += 1.0
+            s[OVER_1ULP] += 1.0
+            if s[MAX_ULP] < math.inf:
+                s[MAX_ULP] = math.inf
+                s[WORST_ULP_X] = xi
+            continue
+        d = abs(o - r)
+        ar = abs(r)
+        if o == np.float64(np.float32(r)):
+            s[CORRECT] += 1.0
+        e = max(math.frexp(ar)[1] - 1, -126) if ar > 0.0 else -126
+        ulp = math.ldexp(1.0, e - 23)
+        err = d / ulp
+        if err > 1.0:
+            s[OVER_1ULP] += 1.0
+        if err > s[MAX_ULP]:
+            s[MAX_ULP] = err
+            s[WORST_ULP_X] = xi
+        if abs(xi) <= 10.0 and d > s[MAX_ABS]:
+            s[MAX_ABS] = d
+            s[WORST_ABS_X] = xi
+        rel = d / ar if ar > 0.0 else (0.0 if d == 0.0 else math.inf)
+        if ar >= 1.1754943508222875e-38 and ar <= 3.4028234663852886e38 and rel > s[MAX_REL]:
+            s[MAX_REL] = rel
+            s[WORST_REL_X] = xi
+        if xi <= -1.0:
+            for k in range(nth):
+                if rel >= thresholds[k] and xi > s[NEG_FAIL + k]:
+                    s[NEG_FAIL + k] = xi
+        elif xi >= 1.0:
+            for k in range(nth):
+                if rel >= thresholds[k] and xi < s[POS_FAIL + k]:
+                    s[POS_FAIL + k] = xi
+
+
+def merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Statistics of two disjoint sets of inputs."""
+    out = a.copy()
+    out[[CHECKED, OVER_1ULP, CORRECT, SPECIAL]] += b[[CHECKED, OVER_1ULP, CORRECT, SPECIAL]]
+    for m, w in ((MAX_ULP, WORST_ULP_X), (MAX_ABS, WORST_ABS_X), (MAX_REL, WORST_REL_X)):
+        if b[m] > a[m]:
+            out[m], out[w] = b[m], b[w]
+    out[NEG_FAIL:POS_FAIL] = np.maximum(a[NEG_FAIL:POS_FAIL], b[NEG_FAIL:POS_FAIL])
+    out[POS_FAIL:] = np.minimum(a[POS_FAIL:], b[POS_FAIL:])
+    return out
+
+
+def _bits(k0: int, k1: int, stride: int) -> np.ndarray:
+    return (np.arange(k0, k1, dtype=np.uint64) * np.uint64(stride)).astype(np.uint32)
+
+
+def _chunk(job):
+    """Statistics of every entry on one chunk: ``{(name, "fwd"|"grad"): stats}``."""
+    import gelu_numba
+
+    names, k0, k1, stride = job
+    x = _bits(k0, k1, stride).view(np.float32)
+    th = np.asarray(THRESHOLDS)
+    out = {}
+    with np.errstate(all="ignore"):  # signalling NaN patterns raise "invalid"
+        x64 = x.astype(np.float64)
+        refs = {"fwd": gelu_numba.gelu(x64), "grad": gelu_numba.gelu_grad(x64)}
+        y = np.empty_like(x)
+        for name in names:
+            for part, f in zip(("fwd", "grad"), functions(name)):
+                if f is None:
+                    continue
+                f(x, out=y)
+                s = empty_stats()
+                chunk_stats(x, y, refs[part], th, s)
+                out[(name, part)] = s
+    return out
+
+
+def sweep(names, stride=1, workers=1, chunk=CHUNK, progress=True) -> dict:
+    """Sweep ``names`` over float32 bit patterns ``0, stride, 2 stride, ...``;
+    ``{(name, part): stats}`` with part ``"fwd"`` or ``"grad"``."""
+    if stride < 1 or workers < 1 or chunk < 1:
+        raise ValueError("stride, workers and chunk must be >= 1")
+    n = -(-N_PATTERNS // stride)
+    jobs = [(tuple(names), k, min(k + chunk, n), stride) for k in range(0, n, chunk)]
+    total = {}
+    bar = None
+    with contextlib.ExitStack() as stack:
+        if progress:
+            from tqdm import tqdm
+            bar = stack.enter_context(tqdm(total=n, unit="in", unit_scale=True,
+                                           file=sys.stderr, desc="float32"))
+        if workers > 1:
+            ctx = multiprocessing.get_context("spawn")
+            ex = stack.enter_context(concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx))
+            results = ex.map(_chunk, jobs)
+        else:
+            results = map(_chunk, jobs)
+        for job, res in zip(jobs, results):
+            for key, s in res.items():
+                total[key] = merge(total[key], s) if key in total else s
+            if bar is not None:
+                bar.update(job[2] - job[1])
+    return total
+
+
+def row(name: str, part: str, s: np.ndarray) -> dict:
+    """One table row from the statistics of ``(name, part)``."""
+    def x_or_none(v):
+        return None if not math.isfinite(v) else float(v)
+
+    r = {"name": name, "part": part, "checked": int(s[CHECKED]),
+         "max_ulp": float(s[MAX_ULP]), "worst_ulp_x": x_or_none(s[WORST_ULP_X]),
+         "over_1ulp": int(s[OVER_1ULP]), "correctly_rounded": int(s[CORRECT]),
+         "special_mismatches": int(s[SPECIAL]),
+         "max_abs_10": float(s[MAX_ABS]), "worst_abs_x": x_or_none(s[WORST_ABS_X]),
+         "max_rel_normal": float(s[MAX_REL]), "worst_rel_x": x_or_none(s[WORST_REL_X])}
+    for k, t in enumerate(THRESHOLDS):
+        r[f"rel_{t:g}_fails_below"] = x_or_none(s[NEG_FAIL + k])
+        r[f"rel_{t:g}_fails_above"] = x_or_none(s[POS_FAIL + k])
+    return r
+
+
+# --------------------------------------------------------------- half sweep
+
+
+def half_inputs(fmt: str) -> np.ndarray:
+    """Every finite ``fmt`` value, as float32, in bit-pattern order."""
+    bits = np.arange(2**16, dtype=np.uint32)
+    if fmt == "float16":
+        x = bits.astype(np.uint16).view(np.float16).astype(np.float32)
+    elif fmt == "bfloat16":
+        x = (bits << np.uint32(16)).view(np.float32)
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    return x[np.isfinite(x)]
+
+
+def _half_reference():
+    with np.load(HALF_TABLE) as t:
+        return {k: t[k] for k in t.files}
+
+
+def half_table(names) -> list[dict]:
+    """For each entry and format: how many of the format's finite inputs
+    give the correctly rounded GELU (and GELU', where the entry has a
+    derivative: float32 result rounded once)."""
+    from gelu_numba.kernels.emulated.formats import to_format
+    from gelu_numba.production import PRODUCTION
+
+    ref = _half_reference()
+    rows = []
+    for name in names:
+        fwd, grad = functions(name)
+        r = {"name": name}
+        for fmt in ("float16", "bfloat16"):
+            x = half_inputs(fmt)
+            bits = (x.view(np.uint32) >> 16) if fmt == "bfloat16" else x.astype(np.float16).view(np.uint16)
+            order = np.argsort(ref[f"{fmt}_bits"])
+            pos = np.searchsorted(ref[f"{fmt}_bits"][order], bits.astype(ref[f"{fmt}_bits"].dtype))
+            idx = order[pos]
+            for part, f in (("gelu", fwd), ("gelu_grad", grad)):
+                if f is None:
+                    r[f"{fmt}_{part}_wrong"] = None
+                    continue
+                with np.errstate(all="ignore"):
+                    if part == "gelu" and name in PRODUCTION:
+                        y = PRODUCTION[name].half_forward(x, fmt)
+                    else:
+                        y = to_format(f(x), fmt)
+                cr = _cr_values(ref[f"{fmt}_{part}_cr"][idx], fmt)
+                # == : the table stores GELU(-0) as +0; signed zeros compare equal
+                same = (y == cr) | (np.isnan(y) & np.isnan(cr))
+                wrong = np.flatnonzero(~same)
+                r[f"{fmt}_{part}_wrong"] = int(wrong.size)
+                r[f"{fmt}_{part}_inputs"] = int(x.size)
+                r[f"{fmt}_{part}_first_wrong"] = [float(v) for v in x[wrong[:5]]]
+        rows.append(r)
+    return rows
+
+
+def _cr_values(bits, fmt):
+    bits = np.asarray(bits)
+    if fmt == "float16":
+        return bits.astype(np.uint16).view(np.float16).astype(np.float32)
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+# ---------------------------------------------------------------- reporting
+
+
+def _g(v, spec=".3g"):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "inf"
+    return format(v, spec)
+
+
+def float32_markdown(rows, meta) -> str:
+    head = ("| entry | part | max ulp | at x | inputs > 1 ulp | correctly rounded "
+            "| max abs err (\\|x\\| <= 10) | max rel err (normal) "
+            "| rel err >= 1e-3 from x <= | rel err >= 1e-6 from x <= |")
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        share = r["correctly_rounded"] / r["checked"] if r["checked"] else math.nan
+        lines.append(
+            f"| {r['name']} | {r['part']} | {_g(r['max_ulp'])} | {_g(r['worst_ulp_x'])} "
+            f"| {r['over_1ulp']:,} | {share:.4%} | {_g(r['max_abs_10'])} "
+            f"| {_g(r['max_rel_normal'])} | {_g(r['rel_0.001_fails_below'])} "
+            f"| {_g(r['rel_1e-06_fails_below'])} |")
+    lines += ["", _meta_line(meta)]
+    return "\n".join(lines) + "\n"
+
+
+def half_markdown(rows, meta) -> str:
+    lines = ["| entry | float16 GELU wrong | bfloat16 GELU wrong | float16 GELU' wrong "
+             "| bfloat16 GELU' wrong |", "|---|---|---|---|---|"]
+    for r in rows:
+        def cell(fmt, part):
+            w = r.get(f"{fmt}_{part}_wrong")
+            return "-" if w is None else f"{w:,} of {r[f'{fmt}_{part}_inputs']:,}"
+        lines.append(f"| {r['name']} | {cell('float16', 'gelu')} | {cell('bfloat16', 'gelu')} "
+                     f"| {cell('float16', 'gelu_grad')} | {cell('bfloat16', 'gelu_grad')} |")
+    lines += ["", _meta_line(meta)]
+    return "\n".join(lines) + "\n"
+
+
+def _meta_line(meta):
+    return (f"Command: `{meta['command']}`; stride {meta['stride']} "
+            f"({meta['inputs']:,} float32 bit patterns); {meta['seconds']:.0f} s on "
+            f"{meta['machine']['cpu']} ({meta['workers']} workers).")
+
+
+def write(out: Path, stem: str, rows, md: str, meta):
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.md").write_text(md)
+    (out / f"{stem}.json").write_text(json.dumps(jsonable({"meta": meta, "rows": rows}),
+                                                 indent=1) + "\n")
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(out / f"{stem}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="python -m analysis.exhaustive",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--stride", type=int, default=1,
+                   help="distance between float32 bit patterns (1: all 2**32; "
+                        "use an odd stride to sample)")
+    p.add_argument("--workers", type=int, default=multiprocessing.cpu_count())
+    p.add_argument("--names", default=None, help="comma-separated entries (default: all)")
+    p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-float32", action="store_true", help="only the half tables")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    known = entries()
+    names = list(known) if args.names is None else args.names.split(",")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        print(f"error: unknown entries {unknown}; known: {', '.join(known)}", file=sys.stderr)
+        return 2
+    if args.stride < 1 or args.workers < 1:
+        print("error: --stride and --workers must be >= 1", file=sys.stderr)
+        return 2
+    command = "python -m analysis.exhaustive " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    machine = machine_info()
+    t0 = time.perf_counter()
+    half = half_table(names)
+    meta = {"command": command.strip(), "stride": args.stride, "inputs": 0,
+            "workers": 1, "machine": machine, "seconds": time.perf_counter() - t0}
+    write(args.out, "half", half, half_markdown(half, meta), meta)
+    print(half_markdown(half, meta))
+    if args.no_float32:
+        return 0
+    t0 = time.perf_counter()
+    stats = sweep(names, args.stride, args.workers, progress=not args.no_progress)
+    rows = [row(n, p, stats[(n, p)]) for n in names for p in ("fwd", "grad") if (n, p) in stats]
+    meta = {"command": command.strip(), "stride": args.stride,
+            "inputs": -(-N_PATTERNS // args.stride), "workers": args.workers,
+            "machine": machine, "seconds": time.perf_counter() - t0}
+    md = float32_markdown(rows, meta)
+    write(args.out, "float32", rows, md, meta)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
