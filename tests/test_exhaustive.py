@@ -96,3 +96,15 @@ def test_half_table_misses_only_near_ties():
             q = 2.0 ** (e - p + 1)                    # the format's spacing at v
             frac = abs(v) / q - math.floor(abs(v) / q)
             assert abs(frac - 0.5) * q <= 2.0 ** -24 * abs(v) + 2.0**-150
+
+
+def test_half_answer_picks_the_fastest_at_the_floor():
+    from analysis.approximations import half_answer
+    exact = {"float16_wrong": 3, "bfloat16_wrong": 128}
+    rows = [{"name": "slow", "gelems_f32": 0.5, "float16_wrong": 3, "bfloat16_wrong": 200},
+            {"name": "fast", "gelems_f32": 2.0, "float16_wrong": 3, "bfloat16_wrong": 300},
+            {"name": "fastest", "gelems_f32": 3.0, "float16_wrong": 40, "bfloat16_wrong": 150}]
+    ans = half_answer(rows, exact)
+    assert ans["float16"][0]["name"] == "fast" and ans["float16"][1] == 3
+    # nobody at the bfloat16 floor: the fewest wrong
+    assert ans["bfloat16"][0]["name"] == "fastest"
