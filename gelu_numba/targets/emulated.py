@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 from numba import cfunc
+from numba.core.dispatcher import Dispatcher
 
 from gelu_numba.targets import cpu, numpy_api
 
@@ -44,7 +45,9 @@ def raw(name, kernel, nin):
     with _LOCK:
         u = _BUILT.get(name)
         if u is None:
-            py = cpu.loop_function(cpu.inlined(kernel), "f", nin, f"emulated_{name}")
+            # kernels call one another, so they arrive compiled (njit, inline)
+            k = kernel if isinstance(kernel, Dispatcher) else cpu.inlined(kernel)
+            py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
             loop = cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
             u = numpy_api.make_ufunc(name, nin, [(np.dtype(np.float32), loop)])
             u.__module__ = __name__  # pickles as gelu_numba.targets.emulated.<name>

@@ -1,0 +1,150 @@
+"""gelu_numba.production: the registry, the float32-only ufuncs, the half
+formats, and the PyTorch emulations against torch itself."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from gelu_numba.kernels.emulated.formats import to_format
+from gelu_numba.production import PRODUCTION
+
+KEYS = ("name", "library", "runs", "formula", "source", "checked")
+
+
+def _inputs():
+    rng = np.random.default_rng(2026)
+    x = np.concatenate([
+        np.linspace(-12, 12, 400_001, dtype=np.float32),
+        rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32),
+        np.float32([0.0, -0.0, np.inf, 3.4e38, -3.4e38, 1e-40, -1e-40, 2**-149, 5.5426, -5.5426]),
+    ])
+    x = x[~np.isnan(x)]
+    # a multiple of 32: PyTorch's vectorised loop takes 32 elements at a time
+    # and the remainder through the scalar path (see the test below)
+    return x[:x.size // 32 * 32]
+
+
+X = _inputs()
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+
+
+def test_every_record_is_complete():
+    assert PRODUCTION, "no emulations registered"
+    for name, rec in PRODUCTION.items():
+        assert rec.name == name
+        for key in KEYS:
+            assert isinstance(getattr(rec, key), str) and getattr(rec, key).strip(), (name, key)
+        assert "@" in rec.source or " v" in rec.source, f"{name}: source names no version"
+        y = rec.forward(np.float32([-1.0, 0.5, 2.0]))
+        assert y.dtype == np.float32
+        # GELU's shape: near x at 2, near 0 at -1 (every production GELU is)
+        assert abs(y[2] - 1.954) < 0.05 and abs(y[0] + 0.159) < 0.05, name
+
+
+def test_float32_only_and_inputs_untouched():
+    rec = PRODUCTION["pytorch_cpu_vec_erf"]
+    with pytest.raises(TypeError, match="accepted: float32"):
+        rec.forward(np.float64([1.0]))
+    x = np.float32([-3.0, 1.0])
+    before = x.copy()
+    rec.forward(x)
+    assert np.array_equal(x, before)
+    assert rec.forward(np.float16([1.0])).dtype == np.float32
+    f = pickle.loads(pickle.dumps(rec.forward))
+    assert f is rec.forward
+    raw = pickle.loads(pickle.dumps(rec.forward.ufunc))
+    assert raw is rec.forward.ufunc
+
+
+def test_half_forward_refuses_values_outside_the_format():
+    rec = PRODUCTION["pytorch_cpu_vec_erf"]
+    with pytest.raises(ValueError, match="not bfloat16"):
+        rec.half_forward(np.float32([1 + 2**-20]), "bfloat16")
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_to_format_is_torch_rounding(fmt):
+    y = torch.from_numpy(X).to(getattr(torch, fmt)).float().numpy()
+    assert same_bits(to_format(X, fmt), y).all()
+
+
+# ------------------------------------------------------------------ PyTorch
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    # one thread: each thread's chunk would end in a scalar remainder of its own
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _torch(fn, x, **kw):
+    t = torch.from_numpy(x)
+    with torch.backends.mkldnn.flags(enabled=False):
+        return fn(t, **kw).numpy()
+
+
+def test_pytorch_vec_erf_is_bit_identical():
+    rec = PRODUCTION["pytorch_cpu_vec_erf"]
+    assert same_bits(rec.forward(X), _torch(torch.nn.functional.gelu, X)).all()
+    grad = _torch(lambda t: torch.ops.aten.gelu_backward(torch.ones_like(t), t), X)
+    assert same_bits(rec.grad(X), grad).all()
+
+
+def test_pytorch_vec_erf_float16_is_float32_rounded_once():
+    rec = PRODUCTION["pytorch_cpu_vec_erf"]
+    x = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    x = x[np.isfinite(x)]                 # 63,488 = 1,984 * 32
+    y = _torch(torch.nn.functional.gelu, x).astype(np.float32)
+    assert same_bits(rec.half_forward(x.astype(np.float32), "float16"), y).all()
+
+
+def test_pytorch_vec_path_ends_in_the_scalar_path():
+    """The same value gets two results: the at::vec loop computes blocks of
+    32 and the last n % 32 elements with the scalar formula (glibc erff);
+    at x = -5.5426 the two differ (0 against -1.65e-7)."""
+    x = np.full(40, -5.5426, np.float32)
+    y = _torch(torch.nn.functional.gelu, x)
+    vec = PRODUCTION["pytorch_cpu_vec_erf"].forward(x)
+    scalar = PRODUCTION["pytorch_cpu_scalar_erf"].forward(x)
+    assert vec[0] != scalar[0]
+    assert same_bits(y[:32], vec[:32]).all() and same_bits(y[32:], scalar[32:]).all()
+
+
+def test_pytorch_scalar_path_is_bit_identical():
+    t = torch.from_numpy(np.stack([X, X], 1))[:, 0]     # strided: the scalar loop
+    assert not t.is_contiguous()
+    y = torch.nn.functional.gelu(t).numpy()
+    assert same_bits(PRODUCTION["pytorch_cpu_scalar_erf"].forward(X), y).all()
+
+
+def test_pytorch_vec_tanh_within_its_stand_in():
+    """The tanh path's emulation differs from torch only through tanh's last
+    bits: |difference| <= 2.4e-7 (forward), 7.2e-7 (backward) on [-12, 12]."""
+    rec = PRODUCTION["pytorch_cpu_vec_tanh"]
+    x = X[:400_000]
+    y = _torch(torch.nn.functional.gelu, x, approximate="tanh")
+    f = rec.forward(x)
+    assert same_bits(f, y).mean() > 0.99
+    assert np.max(np.abs(f.astype(np.float64) - y)) <= 2.4e-7
+    g = _torch(lambda t: torch.ops.aten.gelu_backward(torch.ones_like(t), t,
+                                                       approximate="tanh"), x)
+    assert np.max(np.abs(rec.grad(x).astype(np.float64) - g)) <= 7.2e-7
+
+
+def test_pytorch_exact_collapses_where_the_issue_says():
+    """pytorch#187806: 1 + erf cancels; the at::vec result is exactly 0 from
+    about x = -5.9 (the real library agrees, see above), the exact GELU is not."""
+    rec = PRODUCTION["pytorch_cpu_vec_erf"]
+    x = np.float32([-5.5, -6.5])
+    y = rec.forward(x)
+    exact_55 = -5.5 * 0.5 * __import__("math").erfc(5.5 / 2**0.5)
+    assert abs(y[0] - exact_55) / abs(exact_55) > 0.1
+    assert y[1] == 0.0
