@@ -148,3 +148,29 @@ def test_pytorch_exact_collapses_where_the_issue_says():
     exact_55 = -5.5 * 0.5 * __import__("math").erfc(5.5 / 2**0.5)
     assert abs(y[0] - exact_55) / abs(exact_55) > 0.1
     assert y[1] == 0.0
+
+
+# ---------------------------------------------------------------------- JAX
+
+def _jax(approximate):
+    import functools
+    import jax
+    f = jax.jit(functools.partial(jax.nn.gelu, approximate=approximate))
+    return np.asarray(f(X))
+
+
+def test_jax_tanh_is_bit_identical():
+    assert same_bits(PRODUCTION["jax_tanh"].forward(X), _jax(True)).all()
+
+
+def test_jax_exact_within_its_exp_stand_in():
+    y = _jax(False)
+    m = PRODUCTION["jax_exact"].forward(X)
+    same = same_bits(m, y)
+    assert same.mean() > 0.95
+    small = np.abs(X) < 1.4                 # no exp there: exact
+    assert same[small].all()
+    rel = np.abs(m.astype(np.float64) - y) / np.abs(y.astype(np.float64))
+    assert np.max(rel[~same]) <= 3.6e-7
+    # the tail JAX keeps (erfc, not 1 + erf) down to where XLA flushes denormals
+    assert y[X == np.float32(-12.0)][0] < 0 and m[X == np.float32(-12.0)][0] < 0
