@@ -174,3 +174,93 @@ def test_jax_exact_within_its_exp_stand_in():
     assert np.max(rel[~same]) <= 3.6e-7
     # the tail JAX keeps (erfc, not 1 + erf) down to where XLA flushes denormals
     assert y[X == np.float32(-12.0)][0] < 0 and m[X == np.float32(-12.0)][0] < 0
+
+
+# ------------------------------------------------------ Hugging Face (torch)
+
+def _hf(name, t):
+    import math
+    if name == "huggingface_gelu_new":
+        return 0.5 * t * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi)
+                                           * (t + 0.044715 * torch.pow(t, 3.0))))
+    if name == "huggingface_gelu_fast":
+        return 0.5 * t * (1.0 + torch.tanh(t * 0.7978845608 * (1.0 + 0.044715 * t * t)))
+    return t * torch.sigmoid(1.702 * t)
+
+
+@pytest.mark.parametrize("name, f32, f16", [("huggingface_gelu_new", 0.998, 0.999),
+                                            ("huggingface_gelu_fast", 0.998, 1.0),
+                                            ("huggingface_quick_gelu", 1.0, 1.0)])
+def test_huggingface_against_the_torch_expressions(name, f32, f16):
+    rec = PRODUCTION[name]
+    x = X[:400_000]
+    y = _hf(name, torch.from_numpy(x)).numpy()
+    m = rec.forward(x)
+    assert same_bits(m, y).mean() >= f32
+    assert np.max(np.abs(m.astype(np.float64) - y)) <= 4.8e-7
+    for fmt, share in (("bfloat16", 1.0), ("float16", f16)):
+        t = torch.from_numpy(x).to(getattr(torch, fmt))
+        xf = t.float().numpy()
+        assert same_bits(rec.half_forward(xf, fmt), _hf(name, t).float().numpy()).mean() >= share
+
+
+# ------------------------------------------------------- source-only: ggml
+
+def test_ggml_table_is_the_tanh_form_rounded_to_float16():
+    """Each entry is the tanh form at a float16 x, computed in float32 and
+    rounded to float16: within half a float16 ulp of the exact form, plus
+    float32's error in 0.5 x (1 + tanh) (about |x| 2**-24, the 1 + tanh
+    cancellation for x < 0), plus tanhf's 2 ulp."""
+    from gelu_numba.kernels.emulated import ggml
+    h = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    ok = np.isfinite(h) & (np.abs(h) < 10)
+    x = h[ok].astype(np.float64)
+    v = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * x * (1 + 0.044715 * x * x)))
+    table = ggml.GELU_TABLE[ok].astype(np.float64)
+    e = np.maximum(np.floor(np.log2(np.maximum(np.abs(v), 2.0**-24))), -14)
+    half_ulp = 2.0 ** (e - 10) / 2
+    assert np.all(np.abs(table - v) <= half_ulp + 3 * np.abs(x) * 2.0**-24 + 2.0**-25)
+    # and mostly the correctly rounded float16 value itself
+    assert np.mean(table == v.astype(np.float16).astype(np.float64)) > 0.99
+
+
+def test_ggml_lookup_clamps_and_float16_steps():
+    f = PRODUCTION["ggml_gelu"].forward
+    y = f(np.float32([-10.5, -10.0, 10.0, 123.0]))
+    assert list(y) == [0.0, 0.0, 10.0, 123.0]
+    # every float32 input in one float16 interval gets the same value
+    x = np.float32(1.5) + np.arange(-50, 50, dtype=np.float32) * np.float32(2**-20)
+    assert len(set(f(x[(x >= 1.5 - 2**-11 + 2**-20) & (x < 1.5 + 2**-11)]))) == 1
+    q = PRODUCTION["ggml_gelu_quick"].forward(np.float32([-100.0]))
+    assert q[0] == np.float32(np.float16(-100 / (1 + np.exp(170.2))))
+
+
+# ---------------------------------------------------- source-only: XNNPACK
+
+@pytest.mark.parametrize("name", ["xnnpack_f32_gelu", "xnnpack_f32_approxgelu"])
+def test_xnnpack_is_its_rational(name):
+    from gelu_numba.kernels.emulated import xnnpack as xn
+    a, b, clamp = ((xn.GELU_A, xn.GELU_B, xn.GELU_CLAMP) if name.endswith("_gelu")
+                   else (xn.APPROX_A, xn.APPROX_B, xn.APPROX_CLAMP))
+    x = np.linspace(-12, 12, 200_001, dtype=np.float32)
+    xc = np.clip(x, -clamp, clamp).astype(np.float64)
+    x2 = xc * xc
+    p = xc * np.polyval([float(c) for c in a[::-1]], x2)
+    q = np.polyval([float(c) for c in b[::-1]] + [1.0], x2)
+    ref = x.astype(np.float64) * 0.5 * (p / q + 1)
+    y = PRODUCTION[name].forward(x).astype(np.float64)
+    # float32 rounding: a few ulps of the result, plus the cancellation of
+    # erf + 1 for x < 0 (|x|/2 times a few ulps of 1)
+    tol = 4 * np.spacing(np.abs(ref).astype(np.float32)) + 2 * np.abs(x) * 2.0**-23
+    assert np.all(np.abs(y - ref) <= tol)
+
+
+def test_xnnpack_meets_its_own_test_tolerance():
+    """XNNPACK's test: |y - ref| <= max(10 eps, 5 eps |ref|) on [-10, 10],
+    ref = x/2 (1 + erf(x/sqrt 2)) (test/unary-ops.h, TolMixed)."""
+    from scipy.special import erf
+    x = np.linspace(-10, 10, 200_001, dtype=np.float32)
+    ref = x.astype(np.float64) * 0.5 * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
+    y = PRODUCTION["xnnpack_f32_gelu"].forward(x)
+    eps = np.finfo(np.float32).eps
+    assert np.all(np.abs(y - ref) <= np.maximum(10 * eps, 5 * eps * np.abs(ref)))

@@ -81,3 +81,21 @@ def to_format(a, fmt):
         out = bits.astype(np.uint32).view(np.float32)
         return np.where(nan, a, out)
     raise ValueError(f"unknown format {fmt!r}; accepted: 'float16', 'bfloat16', 'float32'")
+
+
+@njit(inline="always")
+def float16_bits(v):
+    """The binary16 bit pattern (as uint16 in a uint32) of a float32 ``v``
+    that is exactly a float16 value (e.g. :func:`round_float16`'s result)."""
+    b = float32_bits(v)
+    sign = (b >> np.uint32(16)) & np.uint32(0x8000)
+    a = abs(v)
+    if a != a:
+        return sign | np.uint32(0x7E00)
+    if a == _INF:
+        return sign | np.uint32(0x7C00)
+    e = np.int32((b >> np.uint32(23)) & np.uint32(0xFF)) - np.int32(127)
+    if e >= -14:
+        return sign | (np.uint32(e + 15) << np.uint32(10)) | ((b >> np.uint32(13)) & np.uint32(0x3FF))
+    # subnormal (or zero): an integer multiple of 2**-24
+    return sign | np.uint32(a * np.float32(16777216.0))
