@@ -264,3 +264,23 @@ def test_xnnpack_meets_its_own_test_tolerance():
     y = PRODUCTION["xnnpack_f32_gelu"].forward(x)
     eps = np.finfo(np.float32).eps
     assert np.all(np.abs(y - ref) <= np.maximum(10 * eps, 5 * eps * np.abs(ref)))
+
+
+# ---------------------------------------------------- oneDNN, through torch
+
+def test_onednn_avx512_is_torchs_default_exact_gelu():
+    """Contiguous float32 on this AVX-512 CPU: torch 2.13 runs oneDNN's
+    minimax gelu_erf; the emulation is bit-identical."""
+    y = torch.nn.functional.gelu(torch.from_numpy(X)).numpy()
+    assert same_bits(PRODUCTION["onednn_gelu_erf_avx512"].forward(X), y).all()
+    # and it is exactly 0 below x = -5.5426 (the rbound), unlike the exact GELU
+    assert PRODUCTION["onednn_gelu_erf_avx512"].forward(np.float32([-5.6]))[0] == 0
+
+
+@pytest.mark.parametrize("fmt", ["bfloat16", "float16"])
+def test_onednn_half_formats(fmt):
+    from analysis.exhaustive import half_inputs
+    x = half_inputs(fmt)
+    y = torch.nn.functional.gelu(torch.from_numpy(x).to(getattr(torch, fmt))).float().numpy()
+    m = PRODUCTION["onednn_gelu_erf_avx512"].half_forward(x, fmt)
+    assert same_bits(m, y).all()
