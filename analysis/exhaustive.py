@@ -31,8 +31,12 @@ of a float32 ulp), computed once per chunk for all entries.  Per entry, in
 one compiled pass (:func:`chunk_stats`):
 
 * ``max_ulp``: ``|y - ref| / ulp(ref)``, ulp the float32 spacing at the
-  reference (``2**-149`` below ``2**-126``); an infinite or NaN output where
-  the reference is finite counts as an infinite error;
+  reference (``2**-149`` below ``2**-126``), over the inputs where both are
+  finite;
+* ``special_mismatches``: an infinite or NaN output where the exact value
+  is finite, or the other way (e.g. NaN for x = -inf, inf from an
+  overflowing intermediate), with ``special_x``, the smallest |x| where it
+  happens; these count as beyond 1 ulp;
 * ``over_1ulp``: inputs with more than 1 ulp of error;
 * ``correctly_rounded``: outputs equal to the reference rounded to float32;
 * ``max_abs``: ``max |y - ref|`` over ``|x| <= 10`` (beyond, ``|y - ref|``
@@ -126,7 +130,8 @@ def functions(name: str):
 _N_TH = len(THRESHOLDS)
 (CHECKED, OVER_1ULP, CORRECT, SPECIAL, MAX_ULP, WORST_ULP_X, MAX_ABS, WORST_ABS_X,
  MAX_REL, WORST_REL_X) = range(10)
-NEG_FAIL = 10                 # _N_TH slots: largest x <= -1 with rel >= threshold
+SPECIAL_X = 10                # the smallest |x| with a non-finite mismatch
+NEG_FAIL = 11                 # _N_TH slots: largest x <= -1 with rel >= threshold
 POS_FAIL = NEG_FAIL + _N_TH   # _N_TH slots: smallest x >= 1 with rel >= threshold
 N_STATS = POS_FAIL + _N_TH
 
@@ -135,6 +140,7 @@ def empty_stats() -> np.ndarray:
     s = np.zeros(N_STATS)
     s[[MAX_ULP, MAX_ABS, MAX_REL]] = -1.0
     s[[WORST_ULP_X, WORST_ABS_X, WORST_REL_X]] = np.nan
+    s[SPECIAL_X] = np.inf
     s[NEG_FAIL:POS_FAIL] = -np.inf
     s[POS_FAIL:] = np.inf
     return s
@@ -158,6 +164,7 @@ def _chunk_stats(x, y, ref, refbits, inv_ulp, thresholds, s):
     n0, n1, n2 = s[NEG_FAIL], s[NEG_FAIL + 1], s[NEG_FAIL + 2]
     p0, p1, p2 = s[POS_FAIL], s[POS_FAIL + 1], s[POS_FAIL + 2]
     checked = over = correct = special = 0
+    special_x = s[SPECIAL_X]
     max_ulp, ulp_x = s[MAX_ULP], s[WORST_ULP_X]
     max_abs, abs_x = s[MAX_ABS], s[WORST_ABS_X]
     max_rel, rel_x = s[MAX_REL], s[WORST_REL_X]
@@ -174,15 +181,19 @@ def _chunk_stats(x, y, ref, refbits, inv_ulp, thresholds, s):
                 correct += 1
             else:
                 special += 1
+                if abs(xi) < abs(special_x):
+                    special_x = xi
             continue
         if math.isinf(r) or math.isinf(o) or o != o:
             if o == r:
                 correct += 1
                 continue
+            # inf or NaN where the exact value is finite (or the other way):
+            # counted apart, so that max_ulp stays the finite inputs' maximum
             special += 1
             over += 1
-            if max_ulp < math.inf:
-                max_ulp, ulp_x = math.inf, xi
+            if abs(xi) < abs(special_x):
+                special_x = xi
             continue
         d = abs(o - r)
         ar = abs(r)
@@ -219,6 +230,7 @@ def _chunk_stats(x, y, ref, refbits, inv_ulp, thresholds, s):
     s[OVER_1ULP] += over
     s[CORRECT] += correct
     s[SPECIAL] += special
+    s[SPECIAL_X] = special_x
     s[MAX_ULP], s[WORST_ULP_X] = max_ulp, ulp_x
     s[MAX_ABS], s[WORST_ABS_X] = max_abs, abs_x
     s[MAX_REL], s[WORST_REL_X] = max_rel, rel_x
@@ -231,6 +243,8 @@ def merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for m, w in ((MAX_ULP, WORST_ULP_X), (MAX_ABS, WORST_ABS_X), (MAX_REL, WORST_REL_X)):
         if b[m] > a[m]:
             out[m], out[w] = b[m], b[w]
+    if abs(b[SPECIAL_X]) < abs(a[SPECIAL_X]):
+        out[SPECIAL_X] = b[SPECIAL_X]
     out[NEG_FAIL:POS_FAIL] = np.maximum(a[NEG_FAIL:POS_FAIL], b[NEG_FAIL:POS_FAIL])
     out[POS_FAIL:] = np.minimum(a[POS_FAIL:], b[POS_FAIL:])
     return out
@@ -300,6 +314,7 @@ def row(name: str, part: str, s: np.ndarray) -> dict:
          "max_ulp": float(s[MAX_ULP]), "worst_ulp_x": x_or_none(s[WORST_ULP_X]),
          "over_1ulp": int(s[OVER_1ULP]), "correctly_rounded": int(s[CORRECT]),
          "special_mismatches": int(s[SPECIAL]),
+         "special_x": None if math.isinf(s[SPECIAL_X]) and s[SPECIAL] == 0 else float(s[SPECIAL_X]),
          "max_abs_10": float(s[MAX_ABS]), "worst_abs_x": x_or_none(s[WORST_ABS_X]),
          "max_rel_normal": float(s[MAX_REL]), "worst_rel_x": x_or_none(s[WORST_REL_X])}
     for k, t in enumerate(THRESHOLDS):
@@ -386,14 +401,16 @@ def _g(v, spec=".3g"):
 
 def float32_markdown(rows, meta) -> str:
     head = ("| entry | part | max ulp | at x | inputs > 1 ulp | correctly rounded "
+            "| inf/NaN mismatches (smallest \\|x\\|) "
             "| max abs err (\\|x\\| <= 10) | max rel err (normal) "
             "| rel err >= 1e-3 from x <= | rel err >= 1e-6 from x <= |")
-    lines = [head, "|" + "---|" * 10]
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         share = r["correctly_rounded"] / r["checked"] if r["checked"] else math.nan
         lines.append(
             f"| {r['name']} | {r['part']} | {_g(r['max_ulp'])} | {_g(r['worst_ulp_x'])} "
-            f"| {r['over_1ulp']:,} | {share:.4%} | {_g(r['max_abs_10'])} "
+            f"| {r['over_1ulp']:,} | {share:.4%} "
+            f"| {r['special_mismatches']:,} ({_g(r['special_x'])}) | {_g(r['max_abs_10'])} "
             f"| {_g(r['max_rel_normal'])} | {_g(r['rel_0.001_fails_below'])} "
             f"| {_g(r['rel_1e-06_fails_below'])} |")
     lines += ["", _meta_line(meta)]
@@ -414,9 +431,13 @@ def half_markdown(rows, meta) -> str:
 
 
 def _meta_line(meta):
-    return (f"Command: `{meta['command']}`; stride {meta['stride']} "
-            f"({meta['inputs']:,} float32 bit patterns); {meta['seconds']:.0f} s on "
-            f"{meta['machine']['cpu']} ({meta['workers']} workers).")
+    if meta["inputs"] == 0:  # the half table
+        what = "every finite float16 and bfloat16 input"
+    else:
+        what = (f"stride {meta['stride']} ({meta['inputs']:,} float32 bit patterns), "
+                f"{meta['workers']} workers")
+    return (f"Command: `{meta['command']}`; {what}; {meta['seconds']:.0f} s on "
+            f"{meta['machine']['cpu']}.")
 
 
 def write(out: Path, stem: str, rows, md: str, meta):

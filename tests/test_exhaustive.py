@@ -37,7 +37,9 @@ def test_subnormal_ulp_and_specials():
               [tiny, 3.0, 4.0, 0.0])
     assert r["checked"] == 3                 # the NaN input is skipped
     assert r["special_mismatches"] == 2      # inf and NaN for finite references
-    assert r["max_ulp"] == math.inf and r["worst_ulp_x"] in (3.0, 4.0)
+    assert r["special_x"] == 3.0             # the smaller |x| of the two
+    assert r["over_1ulp"] == 3              # the two, and 2 ulps at x = -20
+    assert r["max_ulp"] == pytest.approx(2.0)  # 3 tiny against tiny: the finite ones
 
 
 def test_relative_error_and_tail_reach():
