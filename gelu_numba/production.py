@@ -7,19 +7,20 @@ tables (:mod:`gelu_numba.kernels.emulated`, one module per library), as a
 float32 NumPy ufunc.  Each record says who runs it, the formula, the source
 read (repository, path, commit or version) and what the emulation was
 checked against: the library itself where it is installable here (PyTorch
-CPU, JAX, ONNX Runtime; ``tests/test_production.py``), else its source.
+CPU and, through it, oneDNN; JAX; ``tests/test_production.py``), else its
+source.
 
 These are not accurate GELUs; they are the ones people run.  Their errors
 against the exact GELU over all 2**32 float32 inputs, and in float16 and
-bfloat16, are in ``analysis/results/production`` (``python -m
-analysis.production``).
+bfloat16, are in ``analysis/results/exhaustive`` (``python -m
+analysis.exhaustive``).
 
 Example::
 
     >>> from gelu_numba.production import PRODUCTION
-    >>> e = PRODUCTION["pytorch_cpu_onednn"]
+    >>> e = PRODUCTION["onednn_gelu_erf_avx512"]
     >>> e.runs                      # doctest: +SKIP
-    'torch.nn.functional.gelu(x) on a contiguous float32 CPU tensor, ...'
+    'torch.nn.functional.gelu(x) on contiguous float32 CPU tensors on x86 ...'
     >>> e.forward(np.float32([-5.6, -1.0, 2.0]))   # doctest: +SKIP
 """
 
@@ -32,8 +33,7 @@ import numpy as np
 from gelu_numba.kernels.emulated.formats import to_format
 
 #: the library modules of gelu_numba.kernels.emulated, in table order
-LIBRARIES = ("pytorch", "onednn", "xla", "xnnpack", "ggml", "mlx", "onnxruntime",
-             "huggingface", "vllm")
+LIBRARIES = ("pytorch", "onednn", "xla", "xnnpack", "ggml", "huggingface")
 
 
 @dataclass(frozen=True)

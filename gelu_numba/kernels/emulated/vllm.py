@@ -1,3 +1,0 @@
-"""(being written)"""
-
-ENTRIES = ()
