@@ -188,7 +188,7 @@ def _g(v, spec=".3g"):
     if v is None:
         return "-"
     if isinstance(v, float) and math.isinf(v):
-        return "inf"
+        return "inf" if v > 0 else "-inf"
     return format(v, spec)
 
 

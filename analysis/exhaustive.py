@@ -140,7 +140,7 @@ def empty_stats() -> np.ndarray:
     s = np.zeros(N_STATS)
     s[[MAX_ULP, MAX_ABS, MAX_REL]] = -1.0
     s[[WORST_ULP_X, WORST_ABS_X, WORST_REL_X]] = np.nan
-    s[SPECIAL_X] = np.inf
+    s[SPECIAL_X] = np.nan
     s[NEG_FAIL:POS_FAIL] = -np.inf
     s[POS_FAIL:] = np.inf
     return s
@@ -181,7 +181,7 @@ def _chunk_stats(x, y, ref, refbits, inv_ulp, thresholds, s):
                 correct += 1
             else:
                 special += 1
-                if abs(xi) < abs(special_x):
+                if not abs(xi) >= abs(special_x):   # (NaN: none yet)
                     special_x = xi
             continue
         if math.isinf(r) or math.isinf(o) or o != o:
@@ -192,7 +192,7 @@ def _chunk_stats(x, y, ref, refbits, inv_ulp, thresholds, s):
             # counted apart, so that max_ulp stays the finite inputs' maximum
             special += 1
             over += 1
-            if abs(xi) < abs(special_x):
+            if not abs(xi) >= abs(special_x):       # (NaN: none yet)
                 special_x = xi
             continue
         d = abs(o - r)
@@ -243,7 +243,7 @@ def merge(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for m, w in ((MAX_ULP, WORST_ULP_X), (MAX_ABS, WORST_ABS_X), (MAX_REL, WORST_REL_X)):
         if b[m] > a[m]:
             out[m], out[w] = b[m], b[w]
-    if abs(b[SPECIAL_X]) < abs(a[SPECIAL_X]):
+    if not abs(b[SPECIAL_X]) >= abs(a[SPECIAL_X]) and b[SPECIAL_X] == b[SPECIAL_X]:
         out[SPECIAL_X] = b[SPECIAL_X]
     out[NEG_FAIL:POS_FAIL] = np.maximum(a[NEG_FAIL:POS_FAIL], b[NEG_FAIL:POS_FAIL])
     out[POS_FAIL:] = np.minimum(a[POS_FAIL:], b[POS_FAIL:])
@@ -314,7 +314,7 @@ def row(name: str, part: str, s: np.ndarray) -> dict:
          "max_ulp": float(s[MAX_ULP]), "worst_ulp_x": x_or_none(s[WORST_ULP_X]),
          "over_1ulp": int(s[OVER_1ULP]), "correctly_rounded": int(s[CORRECT]),
          "special_mismatches": int(s[SPECIAL]),
-         "special_x": None if math.isinf(s[SPECIAL_X]) and s[SPECIAL] == 0 else float(s[SPECIAL_X]),
+         "special_x": None if s[SPECIAL] == 0 else float(s[SPECIAL_X]),
          "max_abs_10": float(s[MAX_ABS]), "worst_abs_x": x_or_none(s[WORST_ABS_X]),
          "max_rel_normal": float(s[MAX_REL]), "worst_rel_x": x_or_none(s[WORST_REL_X])}
     for k, t in enumerate(THRESHOLDS):
@@ -395,7 +395,7 @@ def _g(v, spec=".3g"):
     if v is None:
         return "-"
     if isinstance(v, float) and math.isinf(v):
-        return "inf"
+        return "inf" if v > 0 else "-inf"
     return format(v, spec)
 
 

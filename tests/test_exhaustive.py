@@ -59,11 +59,19 @@ def test_relative_error_and_tail_reach():
     assert r["max_rel_normal"] == pytest.approx(1.0)
 
 
+def test_special_at_infinity_is_named():
+    r = stats([-np.inf, 2.0], [np.nan, 1.0], [-0.0, 1.0])
+    assert r["special_mismatches"] == 1 and r["special_x"] == -np.inf
+    assert r["max_ulp"] == 0.0
+
+
 def test_merge_is_the_stats_of_the_union():
     rng = np.random.default_rng(5)
     x = rng.normal(0, 4, 2000).astype(np.float32)
+    x[[5, 900]] = -np.inf, 1e38
     ref = x.astype(np.float64) * 0.5
     y = (ref * (1 + rng.normal(0, 1e-6, 2000))).astype(np.float32)
+    y[[5, 900]] = np.nan, np.inf
     whole, a, b = ex.empty_stats(), ex.empty_stats(), ex.empty_stats()
     ex.chunk_stats(x, y, ref, TH, whole)
     ex.chunk_stats(x[:700], y[:700], ref[:700], TH, a)

@@ -15,8 +15,8 @@ Code paths (PyTorch 2.13, x86-64; ``torch.nn.functional.gelu``)
   at::vec loop also ends in it: it takes 32 elements at a time (two
   16-lane vectors) and sends the last ``n % 32`` elements of each thread's
   chunk through the scalar formula, so the same value gets different
-  results at different positions (at x = -5.5426: 0 from the vector path,
-  -1.65e-7 from the scalar one; ``tests/test_production.py``).
+  results at different positions (at x = -5.5426: -1.65e-7 from the vector
+  path, 0 from the scalar one; ``tests/test_production.py``).
 * CPU, ``approximate='tanh'``: ``at::vec`` with SLEEF ``tanhf_u10``
   (:func:`cpu_vec_tanh`).
 * CUDA (``ActivationGeluKernel.cu``): ``x * 0.5 * (1 + erf(x * kAlpha))``
@@ -38,8 +38,8 @@ Method
 ``erf`` (A&S 7.1.26, PyTorch's operation order): ``t = 1 / fma(p, |x|, 1)``
 (a true division), ``r = ((((p5 t + p4) t + p3) t + p2) t + p1`` in FMAs,
 ``erf = sign(x) * fma(-exp(-x*x) * t, r, 1)`` (``x*x`` rounded, then
-negated).  The result's ``1 + erf`` cancels for x < 0: it is 0 from x about
--5.9 on (relative error 1), the collapse pytorch#187806 reports.
+negated).  The result's ``1 + erf`` cancels for x < 0: it is 0 from x = -5.5430
+down (relative error 1), the collapse pytorch#187806 reports.
 
 ``exp`` is SLEEF's ``xexpf`` exactly: ``q = rint(d / ln 2)``, Cody-Waite
 reduction with ``L2U``/``L2L`` in FMAs, a degree-6 polynomial in FMAs,
