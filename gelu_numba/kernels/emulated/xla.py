@@ -81,9 +81,9 @@ ERFC_P = (2.326819970068386E-2, -1.387039388740657E-1, 3.687424674597105E-1,
 ERFC_R = (-1.047766399936249E+1, 1.297719955372516E+1, -7.495518717768503E+0,
           2.921019019210786E+0, -1.015265279202700E+0, 4.218463358204948E-1,
           -2.820767439740514E-1, 5.641895067754075E-1)
-T0, T1, T2, T3, T4, T5, T6 = (_f(c) for c in ERFC_T)
-P0, P1, P2, P3, P4, P5, P6, P7, P8 = (_f(c) for c in ERFC_P)
-R0, R1, R2, R3, R4, R5, R6, R7 = (_f(c) for c in ERFC_R)
+T32 = tuple(_f(c) for c in ERFC_T)
+P32 = tuple(_f(c) for c in ERFC_P)
+R32 = tuple(_f(c) for c in ERFC_R)
 #: below this -x**2 the exponential underflows: erfc = 0
 ERFC_ZMIN = _f(-88.72283905206835)
 
@@ -122,36 +122,12 @@ def jax_tanh(x):
 
 
 @njit(inline="always")
-def _erfc_t(y):
-    p = fma32(T0, y, T1)
-    p = fma32(p, y, T2)
-    p = fma32(p, y, T3)
-    p = fma32(p, y, T4)
-    p = fma32(p, y, T5)
-    return fma32(p, y, T6)
-
-
-@njit(inline="always")
-def _erfc_p(y):
-    p = fma32(P0, y, P1)
-    p = fma32(p, y, P2)
-    p = fma32(p, y, P3)
-    p = fma32(p, y, P4)
-    p = fma32(p, y, P5)
-    p = fma32(p, y, P6)
-    p = fma32(p, y, P7)
-    return fma32(p, y, P8)
-
-
-@njit(inline="always")
-def _erfc_r(y):
-    p = fma32(R0, y, R1)
-    p = fma32(p, y, R2)
-    p = fma32(p, y, R3)
-    p = fma32(p, y, R4)
-    p = fma32(p, y, R5)
-    p = fma32(p, y, R6)
-    return fma32(p, y, R7)
+def _horner(c, y):
+    # c highest degree first, one FMA per step (XLA contracts chlo's mul+add)
+    p = fma32(c[0], y, c[1])
+    for i in range(2, len(c)):
+        p = fma32(p, y, c[i])
+    return p
 
 
 @njit(inline="always")
@@ -159,11 +135,11 @@ def chlo_erfc(x):
     """StableHLO's float32 erfc decomposition, flushed as XLA CPU runs it."""
     a = abs(x)
     if a < ONE:
-        return fma32(-x, _erfc_t(x * x), ONE)
+        return fma32(-x, _horner(T32, x * x), ONE)
     z = -x * x
     q = ONE / a
     y = q * q
-    p = _erfc_p(y) if a < TWO else _erfc_r(y)
+    p = _horner(P32, y) if a < TWO else _horner(R32, y)
     # stand-in: the correctly rounded exp (XLA's own differs in the last bit)
     e = _ftz(_f(math.exp(np.float64(z))))
     r = _ftz(e * q * p)
