@@ -21,11 +21,13 @@ Every module ends with ``ENTRIES``, a tuple of dicts that
 ``source``
     repository @ commit (or version): path, what was read;
 ``forward``
-    scalar kernel ``f(x)``, float32 in, float32 out;
+    scalar kernel ``f(x)``, float32 in, float32 out, compiled with
+    ``numba.njit(inline="always")`` (the kernels of a module call one
+    another; :mod:`gelu_numba.targets.emulated` inlines them into its loop);
 ``grad``
     the library's own backward at ``dy = 1`` (``f(x)``), or None where the
     library differentiates the forward (autodiff) rather than running a
-    backward formula of its own;
+    backward formula of its own, or where it is not emulated yet;
 ``half``
     None if the library computes float16 and bfloat16 in float32 and rounds
     once at the end, else ``half(x, fmt)``: the library's half-precision
