@@ -285,3 +285,41 @@ def test_onednn_half_formats(fmt):
     y = torch.nn.functional.gelu(torch.from_numpy(x).to(getattr(torch, fmt))).float().numpy()
     m = PRODUCTION["onednn_gelu_erf_avx512"].half_forward(x, fmt)
     assert same_bits(m, y).all()
+
+
+# ------------------------------------------------ source-only: oneDNN tanh
+
+def test_onednn_tanh_table_is_tanh_to_one_ulp():
+    """The 31 degree-6 pieces of oneDNN's JIT tanh, read through the index
+    and argument reduction, are within 1 float32 ulp of tanh (a wrong
+    coefficient, index or reduction would be off by far more); exactly v
+    below 4.2e-4 and +-1 from 9.0109 on."""
+    from numba import vectorize
+    from gelu_numba.kernels.emulated.onednn import tanh_avx512
+    t = vectorize(["float32(float32)"])(lambda v: tanh_avx512(v))
+    rng = np.random.default_rng(7)
+    v = np.concatenate([rng.uniform(-10, 10, 400_000), 2.0 ** rng.uniform(-13, 3.2, 400_000)])
+    v = v.astype(np.float32)
+    ref = np.tanh(v.astype(np.float64)).astype(np.float32)
+    ulps = np.abs(t(v).view(np.int32).astype(np.int64) - ref.view(np.int32))
+    assert ulps.max() <= 1 and np.mean(ulps == 0) > 0.8
+    edge = np.float32([4.2e-4, -4.2e-4, 9.011, -9.011, 50.0])
+    assert list(t(edge)) == [np.float32(4.2e-4), np.float32(-4.2e-4), 1.0, -1.0, 1.0]
+
+
+def test_onednn_gelu_tanh_forward_and_backward_are_the_tanh_form():
+    rec = PRODUCTION["onednn_gelu_tanh_avx512"]
+    x = np.linspace(-12, 12, 200_001, dtype=np.float32)
+    X = x.astype(np.float64)
+    c = np.sqrt(2 / np.pi)
+    t = np.tanh(c * X * (1 + 0.044715 * X * X))
+    fwd = 0.5 * X * (1 + t)
+    bwd = 0.5 * (1 + t) * (1 + c * X * (1 + 3 * 0.044715 * X * X) * (1 - t))
+    # float32 arithmetic: 1 ulp of tanh, the rounding of G (|x| 2**-23
+    # relative, times tanh' <= 1), a few ulps of the products
+    tol = 2 * np.abs(X) * 2.0**-23 * (1 + 0.13 * X * X) + 4 * np.spacing(np.float32(np.abs(fwd)))
+    assert np.all(np.abs(rec.forward(x) - fwd) <= tol + 2.0**-24 * np.abs(X))
+    assert np.max(np.abs(rec.grad(x) - bwd)) < 1e-6
+    # -inf: tanh(-inf) = -1, (1 - 1) * 0.5 * -inf = NaN, as the JIT computes
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(rec.forward(np.float32([-np.inf]))[0])

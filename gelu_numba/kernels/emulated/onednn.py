@@ -30,6 +30,29 @@ subnormal float32 results to zero first (:func:`half`).
 The backward (oneDNN's A&S 7.1.26 with its injector exp) is not emulated
 here.  Pre-AVX-512 CPUs run A&S 7.1.26 with oneDNN's own exp instead
 (``gelu_erf_compute_vector_fwd``): not emulated either.
+
+``gelu_tanh`` (same file, ``gelu_tanh_compute_vector_fwd`` / ``_bwd`` and
+``tanh_compute_vector_fwd``; AVX2 and AVX-512, both with FMA, compute the
+same bits; SSE4.1/AVX replace the FMAs by mul + add):
+
+* ``G = ((x*x*0.044715 + 1) * x) * sqrt(2/pi)`` (one FMA, float32 constants
+  0x3d372713 and 0x3f4c422a);
+* ``tanh(G)``: for ``a = |G|``, index ``((bits(a) - 0x39800000) & 0xffc00000)
+  >> 22`` (one polynomial per half binade from 2^-12 on), reduced argument
+  ``a - (a & 0xffc00000)`` (exact: the start of the half binade), a
+  degree-6 polynomial from ``tanh_pol_table`` (7 x 32 float32, copied as
+  data) by six FMAs; ``a`` itself below 0x39ddb3d7 (4.2e-4), 1 from
+  0x41102cb3 (9.011) on (and for NaN: the comparisons fail), G's sign put
+  back;
+* ``y = ((t + 1) * 0.5) * x``;
+* backward: ``((1 + T) + (1 + T) * (G2 - G2*T)) * 0.5`` with
+  ``G2 = ((x*x*3*0.044715 + 1) * (x*sqrt(2/pi)))`` and ``T = tanh(G1)``, where
+  ``G1 = (x*x*0.044715 + 1) * (x*sqrt(2/pi))`` (the product in another order
+  than the forward's).
+
+PyTorch on x86 does not send ``approximate='tanh'`` to oneDNN (only on
+aarch64, whose injector is a different file), so the tanh entry is checked
+against the source only.
 """
 
 import numpy as np
@@ -108,6 +131,112 @@ def gelu_erf_avx512(x):
     return (x * (p + ONE)) * HALF
 
 
+#: gelu_tanh constants (jit_uni_eltwise_injector.cpp: gelu_tanh_consts, tanh_consts)
+GELU_TANH_K = float32_from_bits(np.uint32(0x3D372713))          # 0.044715
+GELU_TANH_3K = float32_from_bits(np.uint32(0x3E095D4F))         # 3 * 0.044715
+GELU_TANH_C = float32_from_bits(np.uint32(0x3F4C422A))          # sqrt(2/pi)
+TANH_IDX_BIAS = np.uint32(0x39800000)
+TANH_IDX_MASK = np.uint32(0xFFC00000)
+TANH_LINEAR_UBOUND = float32_from_bits(np.uint32(0x39DDB3D7))   # 4.2286e-4
+TANH_SATURATION_LBOUND = float32_from_bits(np.uint32(0x41102CB3))  # 9.0109
+#: tanh_pol_table: 7 degrees x 32 polynomials (one per half binade)
+_TANH_TABLE_BITS = (
+    # degree 0
+    0x00000000, 0x39bfffff, 0x39ffffff, 0x3a3ffffe, 0x3a7ffffb, 0x3abffff7,
+    0x3affffeb, 0x3b3fffdc, 0x3b7fffab, 0x3bbfff70, 0x3bfffeab, 0x3c3ffdc0,
+    0x3c7ffaab, 0x3cbff701, 0x3cffeaad, 0x3d3fdc08, 0x3d7faacd, 0x3dbf7081,
+    0x3dfeacc9, 0x3e3dc7fd, 0x3e7acbf5, 0x3eb77a9f, 0x3eec9a9f, 0x3f22991f,
+    0x3f42f7d6, 0x3f67b7cc, 0x3f76ca83, 0x3f7ebbe9, 0x3f7fd40c, 0x3f7fff32,
+    0x3f7ffffc, 0x3f800000,
+    # degree 1
+    0x3f800000, 0x3f800018, 0x3f7fffe8, 0x3f7fffda, 0x3f7fffdc, 0x3f7fffdc,
+    0x3f7fffac, 0x3f7fff70, 0x3f7ffeec, 0x3f7ffdc0, 0x3f7ffbed, 0x3f7ff704,
+    0x3f7feff5, 0x3f7fdbca, 0x3f7fbfff, 0x3f7f7041, 0x3f7f009b, 0x3f7dc36c,
+    0x3f7c0aa8, 0x3f7734b8, 0x3f70a4de, 0x3f5f1fd8, 0x3f495493, 0x3f18b9ec,
+    0x3ed706cb, 0x3e390b06, 0x3d90b11f, 0x3c21a053, 0x3aaf7fdb, 0x37ccc1a3,
+    0x355c6733, 0x00000000,
+    # degree 2
+    0x00000000, 0xbe4e0ff1, 0x3d25b1b1, 0x3d6b6dab, 0x3c9fb1d5, 0xbabff06f,
+    0x3c07b3f6, 0xbb3fc1bc, 0x3a9f5921, 0xbbbf06f2, 0xbbb0f402, 0xbc47db9e,
+    0xbc73d5e7, 0xbca25bda, 0xbcfca780, 0xbd40e07c, 0xbd7dab03, 0xbdbe4a0f,
+    0xbdfb14a5, 0xbe36cc8d, 0xbe6bd102, 0xbe9fe7c5, 0xbeba0f10, 0xbec206a8,
+    0xbea3c388, 0xbe277d62, 0xbd8b7960, 0xbc209f49, 0xbaad44ca, 0xb7c6eeac,
+    0xb663aa41, 0x00000000,
+    # degree 3
+    0x00000000, 0x45b3ae96, 0xc414eb20, 0xc450e02e, 0xc3152b4e, 0xbead2f56,
+    0xc2162e02, 0xbeb4bd5a, 0xc11a59a4, 0xbed2f507, 0xc020d32c, 0x3dd0f506,
+    0xbf2a75e2, 0xbff950e3, 0xbed47334, 0xbe809b8c, 0xbeb64532, 0xbe961a5b,
+    0xbe9b63ac, 0xbea0d4b2, 0xbe828a77, 0xbe378612, 0xbdc20908, 0x3d2d3957,
+    0x3dd46e89, 0x3db3f629, 0x3d2c5e7b, 0x3bd20403, 0x3a59dfae, 0x3770af45,
+    0x372cc014, 0x00000000,
+    # degree 4
+    0x00000000, 0xcc981a1b, 0x4a7edd3d, 0x4ab1007c, 0x48fedd9c, 0x41a557b5,
+    0x477ee32a, 0x422557f5, 0x45ff3ce4, 0x42a55641, 0x446e0867, 0xc33dc19a,
+    0x42915214, 0x43af4fad, 0x4110fe88, 0xc1099b75, 0x3fc8a8dc, 0xbfbeaef5,
+    0xbe365aad, 0x3f4d9652, 0x3ddfa08f, 0x3e34e9b8, 0x3e2d07a6, 0x3dc63567,
+    0x3cdaeb78, 0xbcd17537, 0xbc92829c, 0xbb43ab99, 0xb9b471dd, 0xb6baad5a,
+    0xb78bafc7, 0x00000000,
+    # degree 5
+    0x00000000, 0x52f688d5, 0xd0505c72, 0xd08f98e3, 0xce505cc9, 0xc7162b8a,
+    0xcc5061d6, 0xc7162bdf, 0xca50b37f, 0xc7162a3a, 0xc8422086, 0x471a714e,
+    0xc5ece1f1, 0xc70e3d90, 0xc3eba94a, 0x43e0c424, 0xc21f4552, 0x42217cc8,
+    0x405e7dc4, 0xc10dd401, 0x3e96b602, 0xbd1a6d2f, 0xbd393883, 0xbd674682,
+    0xbd310016, 0xb961e269, 0x3ba32495, 0x3a7680d5, 0x38b3173c, 0x35a9deea,
+    0x375c3f2a, 0x00000000,
+    # degree 6
+    0x00000000, 0xd8995ed1, 0x558285ea, 0x55b2cd69, 0x53028625, 0x4bc9991f,
+    0x5082898a, 0x4b4999b3, 0x4e02c07c, 0x4ac99764, 0x4b72c822, 0xca40c0e1,
+    0x489413e4, 0x49b12224, 0x46134c4e, 0xc60c2d57, 0x43c83910, 0xc3c872d1,
+    0xc186bc9e, 0x42325bc3, 0xbf2ffa4a, 0x3d9a203c, 0xbc545a43, 0xbae08fee,
+    0x3c80225d, 0x3b1fd1df, 0xba36b9d1, 0xb91de544, 0xb71f100f, 0xb408e2ed,
+    0xb685fec8, 0x00000000,
+)
+TANH_TABLE = np.array(_TANH_TABLE_BITS, dtype=np.uint32).view(np.float32).reshape(7, 32)
+
+
+@njit(inline="always")
+def tanh_avx512(v):
+    """oneDNN's JIT tanh (tanh_compute_vector_fwd, AVX2/AVX-512 with FMA)."""
+    b = float32_bits(v)
+    a_bits = b & np.uint32(0x7FFFFFFF)
+    a = float32_from_bits(a_bits)
+    # vpermt2ps reads the low 5 bits of the index; AVX2's gather reads the
+    # whole index, but below 2^-12 (where they differ) the result is |v|
+    idx = ((a_bits - TANH_IDX_BIAS) & TANH_IDX_MASK) >> np.uint32(22)
+    idx = np.int32(idx & np.uint32(31))
+    r = a - float32_from_bits(a_bits & TANH_IDX_MASK)
+    p = TANH_TABLE[6, idx]
+    for d in range(5, -1, -1):
+        p = fma32(p, r, TANH_TABLE[d, idx])
+    t = ONE
+    if TANH_SATURATION_LBOUND > a:
+        t = p
+    if TANH_LINEAR_UBOUND > a:
+        t = a
+    return float32_from_bits(float32_bits(t) ^ (b & np.uint32(0x80000000)))
+
+
+@njit(inline="always")
+def gelu_tanh_avx512(x):
+    """oneDNN eltwise gelu_tanh forward (gelu_tanh_compute_vector_fwd)."""
+    g = fma32(x * x, GELU_TANH_K, ONE)
+    g = (g * x) * GELU_TANH_C
+    return ((tanh_avx512(g) + ONE) * HALF) * x
+
+
+@njit(inline="always")
+def gelu_tanh_grad_avx512(x):
+    """oneDNN eltwise gelu_tanh backward at dy = 1 (gelu_tanh_compute_vector_bwd)."""
+    s2 = x * x
+    cx = x * GELU_TANH_C
+    g2 = fma32(GELU_TANH_3K, s2, ONE) * cx
+    g1 = fma32(s2, GELU_TANH_K, ONE) * cx
+    t = tanh_avx512(g1)
+    r = fma32(-g2, t, g2)
+    q = t + ONE
+    return fma32(q, r, q) * HALF
+
+
 def half(x, fmt):
     """oneDNN's bfloat16 path flushes float32 subnormal results to zero
     before the conversion (the JIT runs with FTZ); float16 does not."""
@@ -134,4 +263,17 @@ ENTRIES = (
                  "2,996,096 inputs (2,000,000 on [-12, 12], 10**6 random bit patterns); "
                  "bfloat16 (float32, subnormal results flushed, rounded once) and float16 "
                  "(float32 rounded once) identical on all finite inputs"),
+    dict(name="onednn_gelu_tanh_avx512", library="oneDNN",
+         runs="oneDNN's eltwise gelu_tanh on x86 with AVX2 or AVX-512 (OpenVINO, ONNX "
+              "Runtime's oneDNN EP, PyTorch's mkldnn/oneDNN graph fusions; not "
+              "F.gelu(approximate='tanh') on x86, which runs at::vec)",
+         formula="((tanh(((x*x*0.044715 + 1)*x)*sqrt(2/pi)) + 1)*0.5)*x, tanh from 31 "
+                 "degree-6 polynomials, one per half binade; backward "
+                 "0.5*((1+T) + (1+T)*G2*(1-T))",
+         source="uxlfoundation/oneDNN @ 80afa71049cd69a3df32adcccb623b12cd7baa22 (v3.12): "
+                "src/cpu/x64/injectors/jit_uni_eltwise_injector.cpp",
+         forward=gelu_tanh_avx512, grad=gelu_tanh_grad_avx512, half=None,
+         checked="source only (no installed library runs this path here: torch's "
+                 "mkldnn_gelu refuses approximate='tanh'); tests check the tanh against "
+                 "the correctly rounded tanh and the table against its polynomial pieces"),
 )
