@@ -323,3 +323,62 @@ def test_onednn_gelu_tanh_forward_and_backward_are_the_tanh_form():
     # -inf: tanh(-inf) = -1, (1 - 1) * 0.5 * -inf = NaN, as the JIT computes
     with np.errstate(invalid="ignore"):
         assert np.isnan(rec.forward(np.float32([-np.inf]))[0])
+
+
+# ------------------------------------------- ONNX Runtime, through onnxruntime
+
+def _ort(op, x, domain="", **attrs):
+    """Run one ONNX node on the CPU execution provider, one thread, no graph
+    rewriting."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+    node = helper.make_node(op, ["x"], ["y"], domain=domain, **attrs)
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None]) for n in "xy"]
+    opsets = [helper.make_opsetid("", 20)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    model = helper.make_model(helper.make_graph([node], "g", vi[:1], vi[1:]),
+                              opset_imports=opsets)
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return s.run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("name, op, domain, attrs", [
+    ("onnxruntime_cpu_gelu", "Gelu", "", {}),
+    ("onnxruntime_cpu_gelu", "Gelu", "com.microsoft", {}),
+    ("onnxruntime_cpu_fastgelu", "Gelu", "", {"approximate": "tanh"}),
+    ("onnxruntime_cpu_fastgelu", "FastGelu", "com.microsoft", {}),
+])
+def test_onnxruntime_cpu_is_bit_identical(name, op, domain, attrs):
+    # X plus a length that leaves a remainder after MLAS's 4096-element
+    # blocks and its vector width
+    for x in (X, X[:4096 * 2 + 7]):
+        y = _ort(op, x, domain, **attrs)
+        assert same_bits(PRODUCTION[name].forward(x), y).all()
+
+
+def test_onnxruntime_gelu_is_zero_from_minus_5_5():
+    y = _ort("Gelu", np.float32([-5.56, -5.5, -5.4]))
+    assert y[0] == 0 and y[2] != 0   # the library itself
+    assert list(PRODUCTION["onnxruntime_cpu_gelu"].forward(np.float32([-5.56, -5.4])) != 0) == [
+        False, True]
+
+
+def test_onnxruntime_cuda_fastgelu_half_rounds_each_operation():
+    """float16 FastGelu on CUDA: every operation is a float16 one.  Against
+    the same expression in numpy's float16 (IEEE float16 arithmetic, tanh
+    through float32 as the kernel does), with the correctly rounded tanh."""
+    rec = PRODUCTION["onnxruntime_cuda_fastgelu"]
+    h = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    h = h[np.isfinite(h)]
+    a, b, c = np.float16(0.5), np.float16(0.7978845608028654), np.float16(0.035677408136300125)
+    with np.errstate(all="ignore"):
+        inner = h * (c * h * h + b)
+        t = np.tanh(inner.astype(np.float64)).astype(np.float32).astype(np.float16)
+        ref = h * (a + a * t)
+    got = rec.half_forward(h.astype(np.float32), "float16")
+    assert same_bits(got, ref.astype(np.float32)).all()
