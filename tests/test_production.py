@@ -382,3 +382,48 @@ def test_onnxruntime_cuda_fastgelu_half_rounds_each_operation():
         ref = h * (a + a * t)
     got = rec.half_forward(h.astype(np.float32), "float16")
     assert same_bits(got, ref.astype(np.float32)).all()
+
+
+# ------------------------------------------------------ source-only: MLX
+
+def _ulps(y, ref):
+    return np.abs(y.astype(np.float64) - ref) / np.spacing(np.abs(ref).astype(np.float32))
+
+
+def test_mlx_erfs_and_exp_against_mathematics():
+    from numba import vectorize
+    from scipy.special import erf
+    from gelu_numba.kernels.emulated import mlx
+    v = np.random.default_rng(3).uniform(-5, 5, 400_000).astype(np.float32)
+    ref = erf(v.astype(np.float64))
+    # CPU: A&S 7.1.26, |error| <= 1.5e-7 (A&S's bound) plus the float32
+    # evaluation and exp (at::vec's copy with SLEEF's exp reaches 4.7e-7)
+    cpu = vectorize(["float32(float32)"])(lambda a: mlx.mlx_erf_cpu(a))
+    assert np.max(np.abs(cpu(v) - ref)) < 6e-7
+    # Metal: Juffa's erff; the small branch keeps its 0.99 ulp bound, the
+    # large one loses the ln 2 low part in MLX's expm1f: > 1 ulp, < 16
+    metal = vectorize(["float32(float32)"])(lambda a: mlx.mlx_erf_metal(a))
+    small = np.abs(v) <= 0.927734375
+    u = _ulps(metal(v), ref)
+    assert u[small].max() < 1.0
+    assert 4 < u[~small].max() < 16
+    # MLX's exp: 2**k by bits times a Cephes polynomial; 0 below -88
+    e = vectorize(["float32(float32)"])(lambda a: mlx.mlx_exp(a))
+    w = np.random.default_rng(4).uniform(-87, 88, 400_000).astype(np.float32)
+    assert np.max(np.abs(e(w) / np.exp(w.astype(np.float64)) - 1)) < 5e-6
+    assert list(e(np.float32([-88.5, 88.5, 0.0]))) == [0.0, np.inf, 1.0]
+
+
+def test_mlx_half_rounds_each_operation():
+    """mlx.nn.gelu on a float16 array: x / sqrt2, erf, 1 + e, x * ., / 2,
+    each a float16 operation (numpy's float16 arithmetic), erf in float32."""
+    from numba import vectorize
+    from gelu_numba.kernels.emulated import mlx
+    erf = vectorize(["float32(float32)"])(lambda a: mlx.mlx_erf_cpu(a))
+    h = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    h = h[np.isfinite(h)]
+    with np.errstate(all="ignore"):
+        e = erf((h / np.float16(np.sqrt(2))).astype(np.float32)).astype(np.float16)
+        ref = (h * (np.float16(1) + e)) / np.float16(2)
+    got = PRODUCTION["mlx_gelu_cpu"].half_forward(h.astype(np.float32), "float16")
+    assert same_bits(got, ref.astype(np.float32)).all()
