@@ -33,7 +33,7 @@ import numpy as np
 from gelu_numba.kernels.emulated.formats import to_format
 
 #: the library modules of gelu_numba.kernels.emulated, in table order
-LIBRARIES = ("pytorch", "onednn", "xla", "xnnpack", "ggml", "onnxruntime", "mlx", "huggingface")
+LIBRARIES = ("pytorch", "onednn", "xla", "xnnpack", "ggml", "onnxruntime", "mlx", "huggingface", "vllm")
 
 
 @dataclass(frozen=True)

@@ -427,3 +427,30 @@ def test_mlx_half_rounds_each_operation():
         ref = (h * (np.float16(1) + e)) / np.float16(2)
     got = PRODUCTION["mlx_gelu_cpu"].half_forward(h.astype(np.float32), "float16")
     assert same_bits(got, ref.astype(np.float32)).all()
+
+
+# ----------------------------------------------------- source-only: vLLM
+
+def test_vllm_half_mixes_dtype_and_float():
+    """gelu_new_kernel<c10::Half>: x*x*x in half (each product rounded),
+    the tanh argument in float, the last line in half.  Against numpy's
+    float16 arithmetic, with the correctly rounded tanh."""
+    h = np.arange(2**16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    h = h[np.isfinite(h)]
+    f32 = np.float32
+    with np.errstate(all="ignore"):
+        x3 = (h * h * h).astype(f32)
+        inner = (f32(0.79788456) * (h + (f32(0.044715) * x3).astype(np.float16)).astype(f32))
+        t = np.tanh(inner.astype(np.float16).astype(np.float64)).astype(f32).astype(np.float16)
+        ref = np.float16(0.5) * h * (np.float16(1) + t)
+    got = PRODUCTION["vllm_gelu_new"].half_forward(h.astype(f32), "float16")
+    assert same_bits(got, ref.astype(f32)).all()
+
+
+@pytest.mark.parametrize("name", ["vllm_gelu_new", "vllm_gelu_fast"])
+def test_vllm_float32_is_the_tanh_form(name):
+    x = np.linspace(-12, 12, 200_001, dtype=np.float32)
+    X = x.astype(np.float64)
+    ref = 0.5 * X * (1 + np.tanh(0.79788456 * X * (1 + 0.044715 * X * X)))
+    tol = 2 * np.abs(X) * 2.0**-23 * (1 + 0.13 * X * X) + 4 * np.spacing(np.float32(np.abs(ref)))
+    assert np.all(np.abs(PRODUCTION[name].forward(x) - ref) <= tol)
