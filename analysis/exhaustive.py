@@ -4,14 +4,16 @@ we emulate: all 2**32 float32 inputs, and all float16 and bfloat16 inputs.
 Usage::
 
     python -m analysis.exhaustive [--stride N] [--workers N] [--out DIR]
-                                  [--names a,b,...] [--no-progress]
+                                  [--names a,b,...] [--no-progress] [--update]
 
 ``--stride 1`` (the default for a committed run) visits every float32 bit
 pattern; a larger odd stride samples them evenly (the default run of
 ``python -m analysis.approximations`` uses one, and says so).  Writes
 ``float32.json``/``.csv``/``.md`` and ``half.json``/``.csv``/``.md`` to
 ``--out`` (default ``analysis/results/exhaustive``), each with the command,
-the stride, the machine and the time taken.
+the stride, the machine and the time taken.  ``--update --names a,b`` sweeps
+only ``a`` and ``b`` and merges their rows into the tables already in
+``--out`` (the meta then names both commands).
 
 Entries
 -------
@@ -463,7 +465,28 @@ def build_parser():
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-float32", action="store_true", help="only the half tables")
+    p.add_argument("--update", action="store_true",
+                   help="merge the rows of --names into the tables already in --out "
+                        "(same stride), keeping the other entries' rows")
     return p
+
+
+def merged(out: Path, stem: str, rows, meta, order):
+    """``(rows, meta)``: ``rows`` merged into the run saved in ``out/stem.json``
+    (its rows for other entries kept, in registry order ``order``; the meta
+    says both commands)."""
+    old = json.loads((out / f"{stem}.json").read_text())
+    if old["meta"]["stride"] != meta["stride"]:
+        raise SystemExit(f"error: --update: {out / stem}.json has stride "
+                         f"{old['meta']['stride']}, this run {meta['stride']}")
+    swept = {r["name"] for r in rows}
+    keep = [r for r in old["rows"] if r["name"] not in swept]
+    rank = {n: i for i, n in enumerate(order)}
+    rows = sorted(keep + list(rows), key=lambda r: (rank.get(r["name"], len(rank)),
+                                                     r.get("part", "")))
+    meta = dict(meta, command=f"{old['meta']['command']}, then {meta['command']}",
+                seconds=old["meta"]["seconds"] + meta["seconds"])
+    return rows, meta
 
 
 def main(argv=None) -> int:
@@ -484,6 +507,8 @@ def main(argv=None) -> int:
     half = half_table(names)
     meta = {"command": command.strip(), "stride": args.stride, "inputs": 0,
             "workers": 1, "machine": machine, "seconds": time.perf_counter() - t0}
+    if args.update:
+        half, meta = merged(args.out, "half", half, meta, list(known))
     write(args.out, "half", half, half_markdown(half, meta), meta)
     print(half_markdown(half, meta))
     if args.no_float32:
@@ -494,6 +519,8 @@ def main(argv=None) -> int:
     meta = {"command": command.strip(), "stride": args.stride,
             "inputs": -(-N_PATTERNS // args.stride), "workers": args.workers,
             "machine": machine, "seconds": time.perf_counter() - t0}
+    if args.update:
+        rows, meta = merged(args.out, "float32", rows, meta, list(known))
     md = float32_markdown(rows, meta)
     write(args.out, "float32", rows, md, meta)
     print(md)

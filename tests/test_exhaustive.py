@@ -118,3 +118,18 @@ def test_half_answer_picks_the_fastest_at_the_floor():
     assert ans["float16"][0]["name"] == "fast" and ans["float16"][1] == 3
     # nobody at the bfloat16 floor: the fewest wrong
     assert ans["bfloat16"][0]["name"] == "fastest"
+
+
+def test_update_merges_rows_into_a_saved_run(tmp_path):
+    import json
+    from analysis.exhaustive import merged
+    meta = {"command": "first", "stride": 1, "seconds": 10.0}
+    rows = [{"name": "b", "part": "fwd", "v": 1}, {"name": "a", "part": "fwd", "v": 1}]
+    (tmp_path / "t.json").write_text(json.dumps({"meta": meta, "rows": rows}))
+    new, m = merged(tmp_path, "t", [{"name": "b", "part": "fwd", "v": 2},
+                                    {"name": "c", "part": "fwd", "v": 2}],
+                    dict(meta, command="second", seconds=5.0), ["a", "b", "c"])
+    assert [(r["name"], r["v"]) for r in new] == [("a", 1), ("b", 2), ("c", 2)]
+    assert m["command"] == "first, then second" and m["seconds"] == 15.0
+    with pytest.raises(SystemExit, match="stride"):
+        merged(tmp_path, "t", [], dict(meta, stride=3), ["a"])
