@@ -54,6 +54,17 @@ def jsonable(v):
     return v
 
 
+def from_json(v):
+    """The inverse of :func:`jsonable`: "inf", "-inf" and "nan" back to floats."""
+    if isinstance(v, str) and v in ("inf", "-inf", "nan"):
+        return float(v)
+    if isinstance(v, dict):
+        return {k: from_json(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [from_json(x) for x in v]
+    return v
+
+
 def int_arg(text: str) -> int:
     """Positive int, also written as ``a**b`` (e.g. ``2**22``)."""
     try:

@@ -83,7 +83,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from analysis.common import jsonable, machine_info
+from analysis.common import from_json, jsonable, machine_info
 
 OUT = Path(__file__).resolve().parent / "results" / "exhaustive"
 HALF_TABLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "half_reference.npz"
@@ -475,7 +475,7 @@ def merged(out: Path, stem: str, rows, meta, order):
     """``(rows, meta)``: ``rows`` merged into the run saved in ``out/stem.json``
     (its rows for other entries kept, in registry order ``order``; the meta
     says both commands)."""
-    old = json.loads((out / f"{stem}.json").read_text())
+    old = from_json(json.loads((out / f"{stem}.json").read_text()))
     if old["meta"]["stride"] != meta["stride"]:
         raise SystemExit(f"error: --update: {out / stem}.json has stride "
                          f"{old['meta']['stride']}, this run {meta['stride']}")

@@ -124,12 +124,13 @@ def test_update_merges_rows_into_a_saved_run(tmp_path):
     import json
     from analysis.exhaustive import merged
     meta = {"command": "first", "stride": 1, "seconds": 10.0}
-    rows = [{"name": "b", "part": "fwd", "v": 1}, {"name": "a", "part": "fwd", "v": 1}]
+    rows = [{"name": "b", "part": "fwd", "v": 1}, {"name": "a", "part": "fwd", "v": "-inf"}]
     (tmp_path / "t.json").write_text(json.dumps({"meta": meta, "rows": rows}))
     new, m = merged(tmp_path, "t", [{"name": "b", "part": "fwd", "v": 2},
                                     {"name": "c", "part": "fwd", "v": 2}],
                     dict(meta, command="second", seconds=5.0), ["a", "b", "c"])
-    assert [(r["name"], r["v"]) for r in new] == [("a", 1), ("b", 2), ("c", 2)]
+    # the saved rows come back as numbers (the JSON holds "-inf" as a string)
+    assert [(r["name"], r["v"]) for r in new] == [("a", -math.inf), ("b", 2), ("c", 2)]
     assert m["command"] == "first, then second" and m["seconds"] == 15.0
     with pytest.raises(SystemExit, match="stride"):
         merged(tmp_path, "t", [], dict(meta, stride=3), ["a"])
