@@ -7,9 +7,12 @@ Usage::
                                       [--n 1048576] [--rounds 11] [--samples 120]
                                       [--exhaustive DIR | --stride 4099]
 
-For every entry of :data:`gelu_numba.approximations.APPROXIMATIONS` and of
-:data:`gelu_numba.production.PRODUCTION` it prints and saves (markdown,
-``approximations.csv`` for ours, ``production.csv`` for theirs, three PNGs):
+For every entry of :data:`gelu_numba.approximations.APPROXIMATIONS`, for
+``half32`` (:func:`gelu_numba.half.gelu_half32`, float32 only: in the table,
+the frontier and the half answer, not in ``approximations.csv``) and for
+every entry of :data:`gelu_numba.production.PRODUCTION` it prints and saves
+(markdown, ``approximations.csv`` for ours, ``production.csv`` for theirs,
+two PNGs):
 
 * the float32 error tables of :mod:`analysis.exhaustive`: max ulp against
   the exact GELU, float32 inputs beyond 1 ulp, max abs error on |x| <= 10,
@@ -83,6 +86,15 @@ def impl_error(rec, formulas, samples):
                 res[f"{label}_{np.dtype(dtype).name}"] = max(
                     ulp_error(float(a), form(float(b)), dtype) for a, b in zip(y, xd))
     return res
+
+
+class _Half32:
+    """gelu_numba.half.gelu_half32 where a registry record is expected."""
+
+    @property
+    def forward(self):
+        from gelu_numba.half import gelu_half32
+        return gelu_half32
 
 
 def frontier(rows):
@@ -166,6 +178,7 @@ def _pick_text(fmt, pick, floor):
 
 
 COLUMNS = ["name", "kind", "max_abs_error", "at_x", "grad_max_abs_error", "grad_at_x",
+           "tail_fit_rel_error",
            "max_ulp_f32", "max_ulp_at", "over_1ulp_f32", "checked_f32", "max_abs_10",
            "max_rel_normal", "rel_1e-1_fails_below", "rel_1e-3_fails_below",
            "rel_1e-6_fails_below", "grad_max_ulp_f32", "grad_max_abs_10",
@@ -182,6 +195,10 @@ PRODUCTION_COLUMNS = ["name", "library", "runs", "formula", "source", "checked",
                       "float16_wrong", "bfloat16_wrong", "float16_grad_wrong",
                       "bfloat16_grad_wrong", "float16_inputs", "bfloat16_inputs",
                       "gelems_f32", "speedup_vs_gelu_f32"]
+
+
+def _row(rows, name):
+    return next((r for r in rows if r["name"] == name), {})
 
 
 def _g(v, spec=".3g"):
@@ -220,12 +237,17 @@ def markdown(rows, prod, exact, meta, n, machine, answer):
         "|" + "---|" * 15]
     for r in rows + [exact]:
         allx = ("< 1 ulp" if r["name"] == "gelu (exact)"
+                else "(float32 only)" if r["max_abs_error"] is None
                 else f"{r['max_abs_error']:.3g} ({abs(r['at_x']):.3f})")
-        gx = "< 1 ulp" if r["name"] == "gelu (exact)" else f"{r['grad_max_abs_error']:.3g}"
+        gx = ("< 1 ulp" if r["name"] == "gelu (exact)" else _g(r["grad_max_abs_error"]))
         lines.append(f"| {r['name']} | {allx} | {gx} " + _error_cells(r)
                      + f"| {r['gelems_f32']:.2f} | {_g(r.get('gelems_f64'), '.2f')} "
                      f"| {r['speedup_vs_gelu_f32']:.2f}x | {_g(r.get('speedup_vs_tanh_f32'), '.2f')}x |")
-    lines += ["", f"Frontier (fastest first, float32 sweep's max abs error): "
+    lines += ["", "`half32` is `gelu_numba.half.gelu_half32`: float32 arithmetic, no "
+              "float64 loop and no derivative; its tail fit's certified relative error is "
+              f"{_g(_row(rows, 'half32').get('tail_fit_rel_error'))} "
+              "(gelu_numba/tables/half_fit.py).", "",
+              f"Frontier (fastest first, float32 sweep's max abs error): "
               f"{', '.join(frontier(rows))}.", "",
               "## Production GELUs, emulated (`gelu_numba.production`)", "",
               "| name | who runs it " + _ERROR_HEAD + "| backward max ulp | emulation G elem/s |",
@@ -352,13 +374,14 @@ def main(argv=None):
           f"numba {machine['numba']}")
     recs = dict(APPROXIMATIONS)
     prod_recs = dict(PRODUCTION)
-    names = ["gelu", *recs, *prod_recs]
+    names = ["gelu", *recs, "half32", *prod_recs]
     sweep_dir = args.exhaustive if (args.exhaustive / "float32.json").exists() else None
     f32, half, meta = errors(sweep_dir, names, args.stride, args.workers)
     speed = {}
     for dtype in ("float32", "float64"):
         print(f"timing {dtype} ...", flush=True)
-        speed[dtype] = throughput(recs if dtype == "float64" else {**recs, **prod_recs},
+        speed[dtype] = throughput(recs if dtype == "float64"
+                                  else {**recs, "half32": _Half32(), **prod_recs},
                                   g.gelu, args.n, args.rounds, dtype)
     exact_f32 = speed["float32"]["gelu (exact)"]
     rows = []
@@ -378,6 +401,16 @@ def main(argv=None):
             "speedup_vs_gelu_f32": speed["float32"][name] / exact_f32,
             "speedup_vs_tanh_f32": speed["float32"][name] / speed["float32"]["tanh"],
         })
+    from gelu_numba.tables import half_fit
+    h32 = ({
+        "name": "half32", "kind": "fit (float32 arithmetic, for half formats)",
+        "max_abs_error": None, "at_x": None, "grad_max_abs_error": None, "grad_at_x": None,
+        "tail_fit_rel_error": half_fit.MAX_REL_ERROR,
+        **_sweep_columns(f32, half, "half32"),
+        "gelems_f32": speed["float32"]["half32"], "gelems_f64": None,
+        "speedup_vs_gelu_f32": speed["float32"]["half32"] / exact_f32,
+        "speedup_vs_tanh_f32": speed["float32"]["half32"] / speed["float32"]["tanh"],
+    })
     exact = {"name": "gelu (exact)", **_sweep_columns(f32, half, "gelu"),
              "gelems_f32": exact_f32, "gelems_f64": speed["float64"]["gelu (exact)"],
              "speedup_vs_gelu_f32": 1.0, "speedup_vs_tanh_f32": exact_f32 / speed["float32"]["tanh"]}
@@ -386,15 +419,18 @@ def main(argv=None):
              "gelems_f32": speed["float32"][name],
              "speedup_vs_gelu_f32": speed["float32"][name] / exact_f32}
             for name, e in prod_recs.items()]
-    answer = half_answer(rows, exact)
+    # approximations.csv holds the registry's rows; half32 (float32 only, not
+    # in the registry) is in the table, the frontier and the half answer
+    ours = rows + [h32]
+    answer = half_answer(ours, exact)
     args.out.mkdir(parents=True, exist_ok=True)
-    md = markdown(rows, prod, exact, meta, args.n, machine, answer)
+    md = markdown(ours, prod, exact, meta, args.n, machine, answer)
     print(md)
     (args.out / "approximations.md").write_text(md)
     _write_csv(args.out / "approximations.csv", COLUMNS, rows)
     _write_csv(args.out / "production.csv", PRODUCTION_COLUMNS, prod)
     if not args.no_plots:
-        plots(rows, prod, recs, prod_recs, exact_f32, args.out)
+        plots(ours, prod, recs, prod_recs, exact_f32, args.out)
     print(f"wrote {args.out}/approximations.md, approximations.csv, production.csv"
           + ("" if args.no_plots else ", errors.png, frontier.png"))
     return 0

@@ -19,7 +19,7 @@ Entries
 -------
 ``gelu`` (the package's exact float32 GELU), every registry approximation
 of :mod:`gelu_numba.approximations` (``tanh``, ``sigmoid``, ``as26``, the
-fits), and every emulation of :mod:`gelu_numba.production`; for each, its
+fits), ``half32`` (:func:`gelu_numba.half.gelu_half32`), and every emulation of :mod:`gelu_numba.production`; for each, its
 derivative where it has one (ours: the exact derivative of the
 approximation; production: the library's own backward at ``dy = 1``),
 judged against the exact GELU' (``gelu_grad``).
@@ -97,6 +97,11 @@ _NORMAL = 2.0**-126
 # ------------------------------------------------------------------ entries
 
 
+#: gelu_numba.half.gelu_half32 in one line
+HALF32_FORMULA = ("x Phi(x), Phi(-a) = exp(-a^2/2) t P_8(t), t = 1/(1 + p a), in float32 "
+                  "arithmetic (gelu_numba.kernels.half32)")
+
+
 def entries() -> dict:
     """name -> ``(kind, who, formula)`` for every swept entry, in table order:
     the exact gelu, the registry approximations, the production emulations."""
@@ -106,6 +111,8 @@ def entries() -> dict:
     out = {"gelu": ("exact", "gelu_numba.gelu", "x Phi(x), correctly rounded (< 0.5 + 2**-7 ulp)")}
     for name, r in APPROXIMATIONS.items():
         out[name] = (r.kind, f"gelu_numba.approximations.gelu_{name}", r.description)
+    out["half32"] = ("fit (float32 arithmetic, for half formats)", "gelu_numba.half.gelu_half32",
+                     HALF32_FORMULA)
     for name, e in PRODUCTION.items():
         out[name] = ("production", e.runs, e.formula)
     return out
@@ -119,6 +126,9 @@ def functions(name: str):
 
     if name == "gelu":
         return gelu_numba.gelu, gelu_numba.gelu_grad
+    if name == "half32":
+        from gelu_numba.half import gelu_half32
+        return gelu_half32, None
     if name in approximations.APPROXIMATIONS:
         r = approximations.APPROXIMATIONS[name]
         return r.forward, r.grad

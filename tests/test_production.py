@@ -368,6 +368,15 @@ def test_onnxruntime_gelu_is_zero_from_minus_5_5():
         False, True]
 
 
+def test_onnxruntime_fastgelu_has_the_wrong_sign_near_minus_5():
+    """MLAS's rational tanh overshoots -1 near -4.3, so FastGelu returns
+    +3.1e-7 for x near -5.1548: the library itself, and the emulation."""
+    x = np.linspace(-5.16, -5.15, 4001, dtype=np.float32)
+    y = _ort("FastGelu", x, "com.microsoft")
+    assert (y > 0).sum() > 100 and y.max() > 3e-7
+    assert same_bits(PRODUCTION["onnxruntime_cpu_fastgelu"].forward(x), y).all()
+
+
 def test_onnxruntime_cuda_fastgelu_half_rounds_each_operation():
     """float16 FastGelu on CUDA: every operation is a float16 one.  Against
     the same expression in numpy's float16 (IEEE float16 arithmetic, tanh

@@ -29,12 +29,14 @@ _BUILT = {}
 class Ufunc(cpu.Ufunc):
     """A float32-only ufunc; its ``TypeError`` names float32."""
 
+    accepted = ACCEPTED
+
     def _explained(self, error, args):
         if not str(error).startswith(f"ufunc '{self.__name__}' not supported for the input types"):
             return error
         shown = ", ".join(str(np.asarray(a).dtype) for a in args[:self.ufunc.nin])
         return TypeError(f"{self.__name__}() does not support inputs of dtype {shown}; "
-                         f"accepted: {ACCEPTED}")
+                         f"accepted: {self.accepted}")
 
     def __reduce__(self):
         return (_public, (self.__name__,))
@@ -55,20 +57,23 @@ def raw(name, kernel, nin):
         return u
 
 
-def ufunc(name, kernel, nin, module, doc):
-    """The public :class:`Ufunc` of ``kernel``, documented by ``doc``."""
-    return Ufunc(raw(name, kernel, nin), name, module, doc)
+def ufunc(name, kernel, nin, module, doc, accepted=ACCEPTED):
+    """The public :class:`Ufunc` of ``kernel``, documented by ``doc``;
+    ``accepted`` is what its TypeError names."""
+    u = Ufunc(raw(name, kernel, nin), name, module, doc)
+    u.accepted = accepted
+    return u
 
 
 def _public(name):
-    from gelu_numba import production
-    return production.ufunc(name)
+    # the float32-only ufuncs: gelu_numba.half's, else the production emulations
+    from gelu_numba import half, production
+    return getattr(half, name) if name in half.__all__ else production.ufunc(name)
 
 
 def __getattr__(name):
     # unpickling a raw ufunc (Dask ships them to its workers)
-    from gelu_numba import production
     try:
-        return production.ufunc(name).ufunc
+        return _public(name).ufunc
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

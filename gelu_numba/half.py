@@ -1,0 +1,56 @@
+"""GELU for float16 and bfloat16 outputs: ``gelu_half32``.
+
+``gelu_half32(x)`` computes GELU in float32 arithmetic (no float64, no libm
+call; the loop vectorises) with the accuracy that rounding to a half format
+needs: over every finite input, its result rounded once to the format equals
+the correctly rounded GELU for all but 5 of 63,488 float16 inputs and all but
+128 of 65,280 bfloat16 inputs.  The floor of "compute in float32, round
+once", reached by a correctly rounded float32 GELU, is 3 and 128: no
+float32 result can do better, because those inputs sit on a half-format tie
+that only the exact value breaks.  Measured speed against
+:func:`gelu_numba.gelu` (float32) and the fits in
+``analysis/results/approximations/approximations.md``; method and error
+bound in :mod:`gelu_numba.kernels.half32`.
+
+Domain: all float32 (float16 and small integer inputs are cast to float32);
+float64 raises TypeError (this is a float32 kernel: use
+:func:`gelu_numba.gelu`).  Float32 error: about 5e-7 relative on the normal
+range (not a correctly rounded float32 GELU).
+
+Example::
+
+    >>> import numpy as np
+    >>> from gelu_numba.half import gelu_half32
+    >>> x = np.float16([-3.0, 0.5, 2.0])
+    >>> gelu_half32(x).astype(np.float16)     # doctest: +SKIP
+"""
+
+_DOC = __doc__
+_NAMES = ("gelu_half32",)
+
+
+def _build(name):
+    from gelu_numba.kernels.half32 import gelu_half32 as kernel
+    from gelu_numba.targets import emulated
+    return emulated.ufunc(name, kernel, 1, __name__, _DOC,
+                          accepted="float32 (float16, bool and 8/16-bit integers are cast "
+                                   "to it; for float64 use gelu_numba.gelu)")
+
+
+_BUILT = {}
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        u = _BUILT.get(name)
+        if u is None:
+            u = _BUILT[name] = _build(name)
+        return u
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_NAMES))
+
+
+__all__ = list(_NAMES)
