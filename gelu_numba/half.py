@@ -14,8 +14,9 @@ bound in :mod:`gelu_numba.kernels.half32`.
 
 Domain: all float32 (float16 and small integer inputs are cast to float32);
 float64 raises TypeError (this is a float32 kernel: use
-:func:`gelu_numba.gelu`).  Float32 error: about 5e-7 relative on the normal
-range (not a correctly rounded float32 GELU).
+:func:`gelu_numba.gelu`).  Float32 error over all 2^32 inputs: max 6.85 ulp,
+4.5e-7 relative on the normal range (not a correctly rounded float32 GELU:
+:func:`gelu_numba.gelu` is).
 
 Example::
 

@@ -49,7 +49,7 @@ def test_float32_relative_error():
     y = gelu_half32(x).astype(np.float64)
     normal = np.abs(ref) >= 2.0**-126
     rel = np.abs(y[normal] - ref[normal]) / np.abs(ref[normal])
-    assert rel.max() < 6e-7
+    assert rel.max() < 4.6e-7          # exhaustive: 4.5e-7
     # subnormal results: within a few float32 subnormal steps (2**-149)
     assert np.max(np.abs(y[~normal] - ref[~normal])) <= 4 * 2.0**-149
 

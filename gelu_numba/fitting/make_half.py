@@ -87,16 +87,16 @@ def generate(progress=True):
         "",
         f"#: t = 1/(1 + P a); chosen from {P_GRID} (float32)",
         f"P = {p32!r}  # {p32.hex()}",
-        f"#: P(t), ascending powers of t, float32 values: Phi(-a) = exp(-a^2/2) t P(t)",
+        "#: P(t), ascending powers of t, float32 values: Phi(-a) = exp(-a^2/2) t P(t)",
         "COEFFS = (",
     ]
     lines += [f"    {v!r},  # {v.hex()}" for v in c]
     lines += [
         ")",
-        f"#: the fit covers 0 <= a <= A",
+        "#: the fit covers 0 <= a <= A",
         f"A = {float(A)!r}",
-        f"#: certified max |t P(t) / (erfcx(a/sqrt 2)/2) - 1| on [0, A], coefficients as",
-        f"#: stored, and the a where it occurs",
+        "#: certified max |t P(t) / (erfcx(a/sqrt 2)/2) - 1| on [0, A], coefficients as",
+        "#: stored, and the a where it occurs",
         f"MAX_REL_ERROR = {err!r}",
         f"MAX_REL_ERROR_AT = {at!r}",
         "",
