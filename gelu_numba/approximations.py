@@ -93,9 +93,10 @@ def _record(name, err):
         r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
         description = (f"x (1 - T(|x|)) (x >= 0), x T(|x|) (x < 0); "
                        f"T(a) = (L - a)^2 {r}(S a - 1) for a < L = {fit['L']}, else 0")
-        source = ("minimax fit of the absolute error, gelu_numba.fitting."
-                  "make_approximations (Remez exchange" +
-                  (")" if n == 0 else "; Lawson's method for the rational)"))
+        source = ("minimax fit of the absolute error with T(0) = 1/2 (GELU'(0) = 1/2 "
+                  "from both sides) and T >= 0 (the sign of GELU kept), gelu_numba."
+                  "fitting.make_approximations (Remez exchange" +
+                  (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"))
         kind = "fit"
     return Approximation(name, err.forward, err.forward_at, err.grad, err.grad_at,
                          description, source, kind)

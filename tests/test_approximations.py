@@ -167,6 +167,47 @@ def test_fit_joins_the_clamp_smoothly(name):
         assert np.ptp(dy) < 1e-12
 
 
+@pytest.mark.parametrize("name", sorted(n for n in APPROXIMATIONS
+                                        if APPROXIMATIONS[n].kind == "fit"))
+def test_fit_has_no_derivative_jump_at_zero(name):
+    """T(0) = 1/2 is imposed: the derivative is GELU'(0) = 1/2 from both
+    sides (the unconstrained fits jumped by 2 |T(0) - 1/2|, 1.3e-2 for poly3)."""
+    r = APPROXIMATIONS[name]
+    d = r.grad(np.array([-1e-300, -0.0, 0.0, 1e-300]))
+    assert np.all(np.abs(d - 0.5) < 1e-12), d
+
+
+@pytest.mark.parametrize("name", sorted(n for n in APPROXIMATIONS
+                                        if APPROXIMATIONS[n].kind == "fit"))
+def test_fit_keeps_the_sign_of_gelu(name):
+    """0 <= T <= ... : GELU(x) <= 0 for x < 0 and 0 <= GELU(x) <= x for
+    x > 0, on a dense grid through the clamp (poly4, poly8 and poly10 used
+    to turn positive just before it)."""
+    r = APPROXIMATIONS[name]
+    x = np.linspace(0, 8, 400_001)
+    assert np.all(r.forward(-x) <= 0)
+    y = r.forward(x)
+    assert np.all((y >= 0) & (y <= x))
+
+
+def test_rational_remez_levels_the_error():
+    """exp on [0, 1] by a (2, 2) rational in relative error: the exchange
+    ends levelled (error found = |E| to 1e-4), below Lawson's error, and
+    |E| is a lower bound of the best error (de la Vallée Poussin), so the
+    result is within 1e-4 of the minimax one."""
+    from gelu_numba.fitting import rational
+    with mp.workdps(30):
+        p, q = rational.lawson(mp.exp, mp.mpf(0), mp.mpf(1), 2, 2, nodes=120, iters=12)
+        e_lawson = max(abs(rational.horner(p, x) / rational.horner(q, x) / mp.exp(x) - 1)
+                       for x in mp.linspace(0, 1, 801))
+        p2, q2, level, worst, ok = rational.remez(mp.exp, 0, 1, 2, 2, start=(p, q),
+                                                  grid=400, dps=30)
+        assert ok and abs(level) <= worst <= abs(level) * (1 + 1e-4)
+        # Lawson's reweighted least squares, a different method, approaches
+        # the same minimax error (2.7127e-6) from above
+        assert worst <= e_lawson <= worst * (1 + 1e-3)
+
+
 # ------------------------------------------------------------ gelu_general
 
 def test_general_matches_mpmath():

@@ -13,8 +13,11 @@ formulas):
   derived ones (2 sqrt(2/pi), p/sqrt 2, ...) as double-doubles;
 * the fitted approximations ("T-forms", see :func:`fit_t_form`): for each
   entry of :data:`FITS`, the clamp point L and the coefficients, by a Remez
-  exchange (polynomials) or Lawson's method (rationals), then the maximum
-  absolute error over all real x of the stored (rounded) coefficients;
+  exchange (polynomials) or a rational Remez exchange started from Lawson's
+  fit (rationals), with T(0) = 1/2 imposed (so the derivative is continuous
+  at 0) and T >= 0 on [0, L] required (so GELU keeps its sign in the tail),
+  then the maximum absolute error over all real x of the stored (rounded)
+  coefficients;
 * for every derivative that has a zero, the zero as a double-double and the
   Taylor coefficients of ``g(x0 + d)/d`` (:func:`zero_table`);
 * the maximum absolute error of every approximation and of its derivative
@@ -116,27 +119,68 @@ def _t_form_problem(L):
     return F, basis, S
 
 
+def _half_at_zero(L):
+    """The value R(-1) = 1/(2 L**2) that makes T(0) = 1/2 = Phi(0): the fit
+    then has GELU'(0) = 1/2 from both sides (no derivative jump at 0)."""
+    return 1 / (2 * L * L)
+
+
 def _fit_poly(L, m):
-    F, basis, S = _t_form_problem(L)
-    fit = remez.remez(F, [basis(j) for j in range(m + 1)], mp.mpf(0), L,
+    """Remez in the basis a (L - a)**2 (s + 1) s**j, j < m, for
+    F(a) - a (L - a)**2 c0: R(s) = c0 + (s + 1) B(s) has R(-1) = c0 exactly
+    (:func:`_half_at_zero`); returns R's coefficients in powers of s."""
+    F, _, S = _t_form_problem(L)
+    c0 = _half_at_zero(L)
+
+    def G(a):
+        return F(a) - a * (L - a)**2 * c0
+
+    def basis(j):
+        return lambda a: a * (L - a)**2 * (S * a) * (S * a - 1)**j
+    fit = remez.remez(G, [basis(j) for j in range(m)], mp.mpf(0), L,
                       grid=1200, tol=1e-4, dps=DPS)
-    return [float(c) for c in fit.coeffs], [1.0], S
+    b = list(fit.coeffs)
+    r = [c0 + b[0]] + [b[k - 1] + b[k] for k in range(1, m)] + [b[m - 1]]
+    return [float(c) for c in r], [1.0], S
+
+
+def _in_s(c):
+    """Coefficients in powers of s of the polynomial sum c[j] (s + 1)**j."""
+    return [mp.fsum(mp.binomial(j, k) * c[j] for j in range(k, len(c)))
+            for k in range(len(c))]
 
 
 def _fit_rational(L, m, n):
-    """Lawson's linearised fit in the variable s, weight a (L - a)**2."""
+    """Rational Remez exchange (:func:`gelu_numba.fitting.rational.remez`,
+    started from Lawson's fit) in u = s + 1 = S a, weight a (L - a)**2, with
+    P(0) = c0 and Q(0) = 1 (T(0) = 1/2, :func:`_half_at_zero`); returns P
+    and Q in powers of s, Q normalised to Q(s = 0) = 1."""
     F, _, S = _t_form_problem(L)
+    c0 = _half_at_zero(L)
 
-    def f(s):                           # Phi(-a)/(L - a)**2 at a = (s + 1)/S
-        a = (s + 1) / S
+    def f(u):                           # Phi(-a)/(L - a)**2 at a = u/S
+        a = u / S
         return mp.ncdf(-a) / (L - a)**2
 
-    def w(s):
-        a = (s + 1) / S
+    def w(u):
+        a = u / S
         return a * (L - a)**2
-    p, q = rational.lawson(f, mp.mpf(-1), mp.mpf(1), m, n, nodes=240,
-                           iters=24, weight=w)
-    return [float(c) for c in p], [float(c) for c in q], S
+    lo, hi = mp.mpf(0), mp.mpf(2)
+    p, q = rational.lawson(f, lo, hi, m, n, nodes=240, iters=24, weight=w, p0=c0)
+    p, q, _, _, _ = rational.remez(f, lo, hi, m, n, start=(p, q), weight=w, p0=c0, dps=DPS)
+    ps, qs = _in_s(p), _in_s(q)
+    return [float(c / qs[0]) for c in ps], [float(c / qs[0]) for c in qs], S
+
+
+def _sign_changes(L, S, p, q, npts=600):
+    """True if T = (L - a)**2 P(s)/Q(s) is negative somewhere on [0, L)
+    (then x T(|x|) has the wrong sign in the tail) or Q vanishes there."""
+    pm, qm = [mp.mpf(c) for c in p], [mp.mpf(c) for c in q]
+    for k in range(npts + 1):
+        s = S * (L * k / npts) - 1
+        if rational.horner(qm, s) <= 0 or rational.horner(pm, s) < 0:
+            return True
+    return False
 
 
 def t_form_error(L, S, p, q):
@@ -152,6 +196,10 @@ def fit_t_form(m, n):
     def err(L):
         L = mp.mpf(round(float(L) * 64)) / 64
         p, q, S = _fit_poly(L, m) if n == 0 else _fit_rational(L, m, n)
+        if _sign_changes(L, S, p, q):
+            # a fit whose T goes negative is not a candidate, however small
+            # its error: GELU would have the wrong sign in the tail
+            return mp.inf, None
         e, at = t_form_error(float(L), float(S), p, q)
         return e, (float(L), float(S), p, q, e, at)
     cache = {}
@@ -176,6 +224,9 @@ def fit_t_form(m, n):
             a, c = c, d
             d = a + r * (b - a)
     best = min(cache.values(), key=lambda v: v[0])
+    if best[1] is None:
+        raise RuntimeError(f"degrees ({m}, {n}): every clamp point tried gives a "
+                           "negative T")
     return best[1]
 
 

@@ -95,3 +95,109 @@ def fit(f, lo, hi, m, n, nodes=400, iters=30, npts=2000, p0=None):
     p = [float(c) for c in p]
     q = [float(c) for c in q]
     return RationalFit(p, q, certify(f, p, q, lo, hi, npts))
+
+
+def remez(f, lo, hi, m, n, *, start, weight=None, p0=None, grid=1200, iters=30,
+          tol=mp.mpf("1e-4"), dps=40):
+    """Rational Remez exchange: ``P/Q`` (degrees ``m``, ``n``, ``Q(0) = 1``;
+    ``P(0) = p0`` when given) minimising ``max |weight (P/Q - f)|`` on
+    ``[lo, hi]`` (``weight`` 1/f, relative error, by default).
+
+    Method (Cheney, *Introduction to Approximation Theory*, ch. 5; the
+    linearised levelled system of Werner/Fraser-Hart): with ``N`` free
+    coefficients, a reference of ``N + 1`` points, and the level ``E``, solve
+
+        w_i (P(x_i) - f_i Q(x_i)) = (-1)**i E Q_prev(x_i)
+
+    (linear in the coefficients and ``E`` once ``Q`` on the right is the
+    previous iterate's), a few times until ``E`` settles, then exchange the
+    reference for the alternating extrema of the weighted error (refined
+    local maxima on a Chebyshev grid, one per sign run, the smaller end
+    trimmed; :func:`gelu_numba.fitting.remez.remez` does the same for linear
+    problems).  ``start`` = ``(p, q)``, e.g. Lawson's fit: its error's
+    extrema give the first reference.  Returns ``(p, q, level, max_error,
+    converged)``; ``|level|`` bounds the best error from below
+    (de la Vallée Poussin) and ``max_error`` is the error found on the
+    refined grid.  If ``Q`` gets a zero on the interval, or the error stops
+    decreasing, the best iterate so far is returned, not converged."""
+    from gelu_numba.fitting import remez as lin
+    j0 = 0 if p0 is None else 1
+    N = (m + 1 - j0) + n
+    with mp.workdps(dps):
+        lo, hi = mp.mpf(lo), mp.mpf(hi)
+        wf = (lambda x: 1 / f(x)) if weight is None else weight
+        xs = lin._chebyshev_grid(lo, hi, grid)
+        fx = [f(x) for x in xs]
+        wx = [wf(x) for x in xs]
+        p, q = [mp.mpf(c) for c in start[0]], [mp.mpf(c) for c in start[1]]
+
+        def err_at(x, p, q):
+            return wf(x) * (horner(p, x) / horner(q, x) - f(x))
+
+        def extrema(p, q):
+            es = [w * (horner(p, x) / horner(q, x) - v) for x, v, w in zip(xs, fx, wx)]
+            absd = [abs(e) for e in es]
+            out = []
+            for k in lin._local_maxima(absd):
+                s = 1 if es[k] > 0 else -1
+                x, g = lin._refine(lambda t, s=s: s * err_at(t, p, q), xs, k, absd[k])
+                out.append((x, s * g))
+            return out, max(absd)
+
+        def alternate(cand, size):
+            cand = sorted(cand, key=lambda t: t[0])
+            new = []
+            for x, e in cand:
+                if new and (new[-1][1] > 0) == (e > 0):
+                    if abs(e) > abs(new[-1][1]):
+                        new[-1] = (x, e)
+                else:
+                    new.append((x, e))
+            while len(new) > size:
+                if abs(new[0][1]) < abs(new[-1][1]):
+                    new.pop(0)
+                else:
+                    new.pop()
+            return new
+
+        cand, worst = extrema(p, q)
+        ref = [x for x, _ in alternate(cand, N + 1)]
+        best = (worst, p, q, mp.mpf(0))
+        if len(ref) < N + 1:
+            return p, q, mp.mpf(0), worst, False
+        for _ in range(iters):
+            qprev = [horner(q, x) for x in ref]
+            for _inner in range(6):
+                a = mp.matrix(N + 1, N + 1)
+                rhs = mp.matrix(N + 1, 1)
+                for i, x in enumerate(ref):
+                    w, v = wf(x), f(x)
+                    cols = [w * x**j for j in range(j0, m + 1)] + \
+                           [-w * v * x**k for k in range(1, n + 1)]
+                    for j, c in enumerate(cols):
+                        a[i, j] = c
+                    a[i, N] = -(1 if i % 2 == 0 else -1) * qprev[i]
+                    rhs[i] = w * v - (w * p0 if p0 is not None else 0)
+                sol = mp.lu_solve(a, rhs)
+                p = ([] if p0 is None else [mp.mpf(p0)]) + [sol[j] for j in range(m + 1 - j0)]
+                q = [mp.mpf(1)] + [sol[m + 1 - j0 + k] for k in range(n)]
+                level = sol[N]
+                qnew = [horner(q, x) for x in ref]
+                if max(abs(u / v - 1) for u, v in zip(qnew, qprev)) < mp.mpf("1e-20"):
+                    break
+                qprev = qnew
+            qs = [horner(q, x) for x in xs]
+            if min(qs) <= 0:
+                break                               # a pole: keep the best so far
+            cand, worst = extrema(p, q)
+            if worst < best[0]:
+                best = (worst, p, q, level)
+            if abs(level) > 0 and (worst - abs(level)) / abs(level) < tol:
+                return p, q, level, worst, True
+            new = alternate(cand + [(x, err_at(x, p, q)) for x in ref], N + 1)
+            newref = [x for x, _ in new]
+            if len(newref) < N + 1 or newref == ref:
+                break
+            ref = newref
+        worst, p, q, level = best
+        return p, q, level, worst, False
