@@ -144,24 +144,8 @@ def remez(f, lo, hi, m, n, *, start, weight=None, p0=None, grid=1200, iters=30,
                 out.append((x, s * g))
             return out, max(absd)
 
-        def alternate(cand, size):
-            cand = sorted(cand, key=lambda t: t[0])
-            new = []
-            for x, e in cand:
-                if new and (new[-1][1] > 0) == (e > 0):
-                    if abs(e) > abs(new[-1][1]):
-                        new[-1] = (x, e)
-                else:
-                    new.append((x, e))
-            while len(new) > size:
-                if abs(new[0][1]) < abs(new[-1][1]):
-                    new.pop(0)
-                else:
-                    new.pop()
-            return new
-
         cand, worst = extrema(p, q)
-        ref = [x for x, _ in alternate(cand, N + 1)]
+        ref = [x for x, _ in lin.alternating(cand, N + 1)]
         best = (worst, p, q, mp.mpf(0))
         if len(ref) < N + 1:
             return p, q, mp.mpf(0), worst, False
@@ -194,7 +178,7 @@ def remez(f, lo, hi, m, n, *, start, weight=None, p0=None, grid=1200, iters=30,
                 best = (worst, p, q, level)
             if abs(level) > 0 and (worst - abs(level)) / abs(level) < tol:
                 return p, q, level, worst, True
-            new = alternate(cand + [(x, err_at(x, p, q)) for x in ref], N + 1)
+            new = lin.alternating(cand + [(x, err_at(x, p, q)) for x in ref], N + 1)
             newref = [x for x, _ in new]
             if len(newref) < N + 1 or newref == ref:
                 break

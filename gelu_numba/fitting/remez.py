@@ -167,6 +167,25 @@ def _refine(g, xs, k, gk):
     return _brent_max(g, a, b, xs[k], gk)
 
 
+def alternating(cand, size):
+    """The exchange step: of the ``(x, error)`` candidates, sorted by x, keep
+    the largest ``|error|`` of each run of equal sign, then drop the end with
+    the smaller ``|error|`` while more than ``size`` remain."""
+    new = []
+    for x, e in sorted(cand, key=lambda p: p[0]):
+        if new and (new[-1][1] > 0) == (e > 0):
+            if abs(e) > abs(new[-1][1]):
+                new[-1] = (x, e)
+        else:
+            new.append((x, e))
+    while len(new) > size:
+        if abs(new[0][1]) < abs(new[-1][1]):
+            new.pop(0)
+        else:
+            new.pop()
+    return new
+
+
 def max_abs(f, lo, hi, *, grid=4000, refine=True, dps=DPS):
     """``(max |f|, location)`` on ``[lo, hi]``.
 
@@ -292,21 +311,7 @@ def remez(F, basis, lo, hi, *, grid=2000, iters=40, tol=1e-6, weight=None,
                 fit = MinimaxFit(c, maxerr, ref, it)
                 fit.level, fit.converged = level, True
                 return fit
-            # exchange: one point per run of equal sign, trim the smaller end
-            cand.sort(key=lambda p: p[0])
-            new = []
-            for x, e in cand:
-                if new and (new[-1][1] > 0) == (e > 0):
-                    if abs(e) > abs(new[-1][1]):
-                        new[-1] = (x, e)
-                else:
-                    new.append((x, e))
-            while len(new) > m + 1:
-                if abs(new[0][1]) < abs(new[-1][1]):
-                    new.pop(0)
-                else:
-                    new.pop()
-            newref = [x for x, _ in new]
+            newref = [x for x, _ in alternating(cand, m + 1)]
             if len(newref) < m + 1 or newref == ref:
                 break  # no exchange possible (precision limit, or not Haar)
             ref = newref

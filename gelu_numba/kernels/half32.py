@@ -41,7 +41,7 @@ No table lookup and no libm call: the loop vectorises.
 import numpy as np
 from numba import njit
 
-from gelu_numba.kernels.primitives import float32_bits, float32_from_bits, fma32
+from gelu_numba.kernels.primitives import float32_bits, float32_from_bits, fma32, horner32
 from gelu_numba.tables import half_fit
 
 _f = np.float32
@@ -61,14 +61,6 @@ LN2_LO = _f(1.42860677e-6)
 EXP_TAYLOR = (_f(1 / 5040), _f(1 / 720), _f(1 / 120), _f(1 / 24), _f(1 / 6), HALF, ONE, ONE)
 #: exp's argument floor: 2^-150 and below round to 0 anyway
 W_MIN = _f(-104.0)
-
-
-@njit(inline="always")
-def _horner(coeffs, x):
-    r = coeffs[0]
-    for c in coeffs[1:]:
-        r = fma32(r, x, c)
-    return r
 
 
 @njit(inline="always")
@@ -98,8 +90,8 @@ def gelu_half32(x):
     r = fma32(kf, -LN2_LO, r)
     k = np.int32(kf)
     k1 = k >> np.int32(1)
-    m = (xc * (t * _horner(COEFFS, t))) * fma32(-HALF, l, ONE)
-    m = ((m * _horner(EXP_TAYLOR, r)) * _pow2(k1)) * _pow2(k - k1)
+    m = (xc * (t * horner32(COEFFS, t))) * fma32(-HALF, l, ONE)
+    m = ((m * horner32(EXP_TAYLOR, r)) * _pow2(k1)) * _pow2(k - k1)
     if b > np.uint32(0x7F800000):          # NaN
         return x
     if b >= A_BITS:

@@ -790,6 +790,17 @@ def _fma32_generic(a, b, c):
     return impl
 
 
+@njit(inline="always")
+def horner32(coeffs, x):
+    """``coeffs[0] x**n + ... + coeffs[n]`` (highest degree first) by Horner's
+    rule with one float32 FMA per step: the float32 polynomial evaluation of
+    the emulated libraries and of ``gelu_half32``."""
+    p = coeffs[0]
+    for c in coeffs[1:]:
+        p = fma32(p, x, c)
+    return p
+
+
 @overload(float32_bits, target="generic")
 def _float32_bits_generic(x):
     def impl(x):

@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, vectorize
 
 from gelu_numba.kernels.emulated.formats import to_format
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits
+from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits, horner32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -82,14 +82,6 @@ LN2_HI = _f(-6.93145752e-1)
 
 
 @njit(inline="always")
-def _horner(coeffs, x):
-    p = coeffs[0]
-    for c in coeffs[1:]:
-        p = fma32(p, x, c)
-    return p
-
-
-@njit(inline="always")
 def mlx_exp(x):
     """MLX's CPU exp (simd::exp)."""
     if x != x:
@@ -103,14 +95,14 @@ def mlx_exp(x):
     fpart = y - ipart
     # (int(ipart) + 127) << 23 read as a float: 0.0 for ipart = -127
     scale = float32_from_bits(np.uint32((np.int32(ipart) + np.int32(127)) << np.int32(23)))
-    return scale * _horner(EXP_POLY, fpart)
+    return scale * horner32(EXP_POLY, fpart)
 
 
 @njit(inline="always")
 def mlx_erf_cpu(v):
     """MLX's CPU erf (simd::erf, the at::vec A&S port with MLX's exp)."""
     t = ONE / fma32(AS_P, abs(v), ONE)
-    r = _horner(AS_A, t)
+    r = horner32(AS_A, t)
     e = -mlx_exp((-v) * v)
     res = fma32(e * t, r, ONE)
     return res if v > 0 else -res
@@ -131,7 +123,7 @@ def _expm1f(a):
     s = f * f
     if a == 0:
         s = a
-    r = _horner(EXPM1_POLY, f)
+    r = horner32(EXPM1_POLY, f)
     u = f + HALF if j == ONE else f
     v = fma32(r, s, u)
     s = HALF
@@ -168,7 +160,7 @@ def mlx_erf_metal(a):
         r = -_expm1f(r)
         return float32_from_bits((float32_bits(r) & np.uint32(0x7FFFFFFF))
                                  | (float32_bits(a) & np.uint32(0x80000000)))
-    return fma32(_horner(ERF_SMALL, s), a, a)
+    return fma32(horner32(ERF_SMALL, s), a, a)
 
 
 @njit(inline="always")

@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit, vectorize
 
 from gelu_numba.kernels.emulated.formats import to_format
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits
+from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits, horner32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -92,27 +92,19 @@ FAST_C = _f(0.035677408136300125)
 
 
 @njit(inline="always")
-def _horner(coeffs, x):
-    p = coeffs[0]
-    for c in coeffs[1:]:
-        p = fma32(p, x, c)
-    return p
-
-
-@njit(inline="always")
 def mlas_erf(v):
     """MlasComputeErf for one float32 (the AMD64 kernel's arithmetic)."""
     a = min(ERF_UPPER_ABS_RANGE, abs(v))
     if a > ERF_SPLIT:
-        w = max(EXP_LOWER_RANGE, -fma32(_horner(ERF_BIG, a), a, a))
+        w = max(EXP_LOWER_RANGE, -fma32(horner32(ERF_BIG, a), a, a))
         r = fma32(EXP_LOG2_RECIPROCAL, w, EXP_C) - EXP_C
         fx = fma32(r, EXP_LOG2_HI, w)
         fx = fma32(r, EXP_LOG2_LO, fx)
         # 2^r by its bits (MlasPowerOf2Float32x4): r is in [-23, 0] here
         two_r = float32_from_bits(np.uint32(np.int32(r) + np.int32(127)) << np.uint32(23))
-        e = ONE - _horner(EXP_POLY, fx) * two_r
+        e = ONE - horner32(EXP_POLY, fx) * two_r
     else:
-        e = fma32(_horner(ERF_SMALL, a * a), a, a)
+        e = fma32(horner32(ERF_SMALL, a * a), a, a)
     return float32_from_bits(float32_bits(e) | (float32_bits(v) & np.uint32(0x80000000)))
 
 
@@ -121,8 +113,8 @@ def mlas_tanh(v):
     """MlasComputeTanh for one float32 (the AMD64 kernel's arithmetic)."""
     v = min(TANH_RANGE, max(-TANH_RANGE, v))
     v2 = v * v
-    p = _horner(TANH_ALPHA, v2) * v
-    return p / _horner(TANH_BETA, v2)
+    p = horner32(TANH_ALPHA, v2) * v
+    return p / horner32(TANH_BETA, v2)
 
 
 @njit(inline="always")

@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
-from gelu_numba.kernels.primitives import fma32
+from gelu_numba.kernels.primitives import fma32, horner32
 
 _f = np.float32
 ONE = _f(1.0)
@@ -122,24 +122,16 @@ def jax_tanh(x):
 
 
 @njit(inline="always")
-def _horner(c, y):
-    # c highest degree first, one FMA per step (XLA contracts chlo's mul+add)
-    p = fma32(c[0], y, c[1])
-    for i in range(2, len(c)):
-        p = fma32(p, y, c[i])
-    return p
-
-
-@njit(inline="always")
 def chlo_erfc(x):
     """StableHLO's float32 erfc decomposition, flushed as XLA CPU runs it."""
     a = abs(x)
     if a < ONE:
-        return fma32(-x, _horner(T32, x * x), ONE)
+        # chlo writes mul + add; XLA contracts each pair into an FMA
+        return fma32(-x, horner32(T32, x * x), ONE)
     z = -x * x
     q = ONE / a
     y = q * q
-    p = _horner(P32, y) if a < TWO else _horner(R32, y)
+    p = horner32(P32, y) if a < TWO else horner32(R32, y)
     # stand-in: the correctly rounded exp (XLA's own differs in the last bit)
     e = _ftz(_f(math.exp(np.float64(z))))
     r = _ftz(e * q * p)
