@@ -1,6 +1,6 @@
-"""CPU target for the emulations of other libraries' GELUs
-(:mod:`gelu_numba.production`): a float32 scalar kernel in, a NumPy ufunc
-with a single float32 loop out.
+"""CPU target for float32-only kernels: the emulations of other libraries'
+GELUs (:mod:`gelu_numba.production`) and :func:`gelu_numba.half.gelu_half32`:
+a float32 scalar kernel in, a NumPy ufunc with a single float32 loop out.
 
 The loop is the CPU target's own (:func:`gelu_numba.targets.cpu.loop_function`:
 vectorised unit-stride path, byte-offset path for other strides, cached on
