@@ -278,12 +278,32 @@ def test_onednn_avx512_is_torchs_default_exact_gelu():
     assert PRODUCTION["onednn_gelu_erf_avx512"].forward(np.float32([-5.6]))[0] == 0
 
 
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as fh:
+            return next((set(line.split(":", 1)[1].split()) for line in fh
+                         if line.startswith("flags")), set())
+    except OSError:  # pragma: no cover
+        return set()
+
+
 @pytest.mark.parametrize("fmt", ["bfloat16", "float16"])
 def test_onednn_half_formats(fmt):
+    """torch's half-precision exact GELU on this CPU: oneDNN for bfloat16
+    (flushing subnormal results where VCVTNEPS2BF16 exists) and for float16
+    on AVX512-FP16 CPUs; at::vec for float16 elsewhere (PyTorch's
+    mkldnn_fp16_device_check)."""
     from analysis.exhaustive import half_inputs
+    from gelu_numba.kernels.emulated import onednn
+    flags = _cpu_flags()
     x = half_inputs(fmt)
     y = torch.nn.functional.gelu(torch.from_numpy(x).to(getattr(torch, fmt))).float().numpy()
-    m = PRODUCTION["onednn_gelu_erf_avx512"].half_forward(x, fmt)
+    if fmt == "bfloat16":
+        m = onednn.half(x, fmt, flush_bf16=bool(flags & {"avx512_bf16", "avx_ne_convert"}))
+    elif flags & {"avx512_fp16", "avx_ne_convert"}:
+        m = PRODUCTION["onednn_gelu_erf_avx512"].half_forward(x, fmt)
+    else:
+        m = PRODUCTION["pytorch_cpu_vec_erf"].half_forward(x, fmt)
     assert same_bits(m, y).all()
 
 

@@ -25,7 +25,10 @@ oneDNN's ``gelu_erf_minimax_polynomial`` (192 float32 bit patterns, 6
 degrees x 32 padded polynomials), copied as data.
 
 Half precision: float32 rounded once, except that the bfloat16 path flushes
-subnormal float32 results to zero first (:func:`half`).
+subnormal float32 results to zero first on CPUs with AVX512-BF16, whose
+conversion instruction flushes (:func:`half`).  PyTorch sends float16 to
+oneDNN only on CPUs with AVX512-FP16; elsewhere float16 runs at::vec
+(``pytorch_cpu_vec_erf``).
 
 The backward (oneDNN's A&S 7.1.26 with its injector exp) is not emulated
 here.  Pre-AVX-512 CPUs run A&S 7.1.26 with oneDNN's own exp instead
@@ -237,14 +240,17 @@ def gelu_tanh_grad_avx512(x):
     return fma32(q, r, q) * HALF
 
 
-def half(x, fmt):
-    """oneDNN's bfloat16 path flushes float32 subnormal results to zero
-    before the conversion (the JIT runs with FTZ); float16 does not."""
+def half(x, fmt, flush_bf16=True):
+    """float32 rounded once to ``fmt``; on CPUs with AVX512-BF16 (the
+    default, ``flush_bf16``) oneDNN's bfloat16 path converts with
+    VCVTNEPS2BF16, which flushes float32 subnormal results to zero; CPUs
+    without it convert in software and keep them (measured against torch
+    2.13.0 on both kinds of Xeon)."""
     from gelu_numba.kernels.emulated.formats import to_format
     from gelu_numba.production import ufunc
     with np.errstate(all="ignore"):
         y = ufunc("onednn_gelu_erf_avx512")(x)
-    if fmt == "bfloat16":
+    if fmt == "bfloat16" and flush_bf16:
         y = np.where(np.abs(y) < np.float32(2.0**-126), np.copysign(_f(0), y), y)
     return to_format(y, fmt)
 
@@ -261,8 +267,9 @@ ENTRIES = (
          forward=gelu_erf_avx512, grad=None, half=half,
          checked="torch 2.13.0 (CPU, oneDNN on, contiguous float32): bit-identical on "
                  "2,996,096 inputs (2,000,000 on [-12, 12], 10**6 random bit patterns); "
-                 "bfloat16 (float32, subnormal results flushed, rounded once) and float16 "
-                 "(float32 rounded once) identical on all finite inputs"),
+                 "bfloat16 (float32 rounded once; subnormal results flushed first on "
+                 "AVX512-BF16 CPUs) and, on AVX512-FP16 CPUs, float16 (float32 rounded "
+                 "once) identical on all finite inputs"),
     dict(name="onednn_gelu_tanh_avx512", library="oneDNN",
          runs="oneDNN's eltwise gelu_tanh on x86 with AVX2 or AVX-512 (OpenVINO, ONNX "
               "Runtime's oneDNN EP, PyTorch's mkldnn/oneDNN graph fusions; not "
