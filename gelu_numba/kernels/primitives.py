@@ -42,6 +42,7 @@ from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
+from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic, overload
 
 
@@ -116,14 +117,15 @@ def mul_rn(a, b):
     return a * b
 
 
-def _nvvm_binary(name):
-    """An intrinsic calling the NVVM intrinsic ``name`` on two doubles."""
+def _nvvm_binary(name, irty=ir.DoubleType(), nbty=types.float64):
+    """An intrinsic calling the NVVM intrinsic ``name`` on two doubles (or
+    two values of the given LLVM and Numba types)."""
     @intrinsic
     def call(typingctx, a, b):
-        sig = types.float64(types.float64, types.float64)
+        sig = nbty(nbty, nbty)
 
         def codegen(context, builder, signature, args):
-            fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()] * 2)
+            fnty = ir.FunctionType(irty, [irty] * 2)
             fn = cgutils.get_or_insert_function(builder.module, fnty, name)
             return builder.call(fn, args)
 
@@ -141,10 +143,17 @@ def _nvvm_binary(name):
 # cost the same as add / mul.
 _add_rn_nvvm = _nvvm_binary("llvm.nvvm.add.rn.d")
 _mul_rn_nvvm = _nvvm_binary("llvm.nvvm.mul.rn.d")
+# (float32: the float32-arithmetic kernels' float-float steps need the same)
+_add_rn_nvvm_f = _nvvm_binary("llvm.nvvm.add.rn.f", ir.FloatType(), types.float32)
+_mul_rn_nvvm_f = _nvvm_binary("llvm.nvvm.mul.rn.f", ir.FloatType(), types.float32)
 
 
 def _is_f64(*tys):
     return all(isinstance(t, types.Float) and t.bitwidth == 64 for t in tys)
+
+
+def _is_f32(*tys):
+    return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
 
 
 @overload(add_rn, target="cpu")
@@ -162,6 +171,8 @@ def _mul_rn_cpu(a, b):
 def _add_rn_cuda(a, b):
     if _is_f64(a, b):
         return lambda a, b: _add_rn_nvvm(a, b)
+    if _is_f32(a, b):
+        return lambda a, b: _add_rn_nvvm_f(a, b)
     return lambda a, b: a + b
 
 
@@ -169,6 +180,8 @@ def _add_rn_cuda(a, b):
 def _mul_rn_cuda(a, b):
     if _is_f64(a, b):
         return lambda a, b: _mul_rn_nvvm(a, b)
+    if _is_f32(a, b):
+        return lambda a, b: _mul_rn_nvvm_f(a, b)
     return lambda a, b: a * b
 
 
@@ -790,7 +803,27 @@ def _fma32_generic(a, b, c):
     return impl
 
 
-@njit(inline="always")
+class _PythonCallDispatcher(CPUDispatcher):
+    """A Numba dispatcher whose Python call runs the Python function."""
+
+    def __call__(self, *args, **kws):
+        return self.py_func(*args, **kws)
+
+
+def inline_helper(fn):
+    """``njit(inline="always")(fn)``, except that a call from Python runs
+    the Python body.
+
+    That is what float32 helpers need: a ``njit`` function called from
+    Python (the CUDA simulator runs device functions as Python) boxes its
+    float32 results as Python floats, so the caller's next operations would
+    round to float64, not float32, and the simulator would not compute what
+    the GPU computes.  Compiled callers are unaffected."""
+    return _PythonCallDispatcher(py_func=fn, locals={},
+                                 targetoptions={"nopython": True, "inline": "always"})
+
+
+@inline_helper
 def horner32(coeffs, x):
     """``coeffs[0] x**n + ... + coeffs[n]`` (highest degree first) by Horner's
     rule with one float32 FMA per step: the float32 polynomial evaluation of
