@@ -7,17 +7,17 @@ Usage::
 
 ``gelu_numba/kernels/normal_f32.py`` evaluates, for ``0 <= a <= A_F32``,
 
-* ``R(a) = erfcx(a/sqrt 2)/2 = t P_R(t)`` and
-* ``H(a) = (R(a) - a phi0)/(a - z0) = P_H(t)``
+* ``R(a) = erfcx(a/sqrt 2)/2 = t P_R(u)`` and
+* ``H(a) = (R(a) - a phi0)/(a - z0) = P_H(u)``
 
 with ``t = 1/(1 + a/2)`` (``a/2`` is exact, so ``1 + a/2`` is a float-float
 sum and ``t`` a float-float quotient) and each ``P`` a polynomial in
-``u = t - 1/2``.  Why this variable: ``P_R`` moves only between 0.23 (``a =
-A_F32``) and 0.5 (``a = 0``) with a well-conditioned Horner scheme in ``u``
-(the sum of the terms' magnitudes stays within 1.5 times the value), so float32
-Horner steps are accurate enough for all but the last two, which the kernel
-carries in float-float; the other ``t = 1/(1 + p a)`` that we tried (p = 1/4
-to 1) needed higher degrees or lost 2 to 4 bits in the evaluation.
+``u = t - 1/2``.  Why this variable: ``t`` maps ``[0, A_F32]`` onto ``[1/11,
+1]``, ``u`` onto ``[-0.41, 0.5]``, and ``P_R`` moves only between 0.22 (``a =
+A_F32``) and 0.5 (``a = 0``), so the float32 Horner steps up to ``u**2`` carry a
+small share of the value and only the last two need float-float.  Other
+``t = 1/(1 + p a)`` (p = 1/4 to 1) were tried during the design and did worse
+at these degrees.
 
 The fit: weighted least squares in relative error on 4000 Chebyshev nodes in
 ``t``, the values from mpmath at 256 bits; the coefficients are fixed from the
