@@ -20,7 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gelu_numba.kernels import erf_as, family, fitted, logistic, normal, normal32
+from gelu_numba.kernels import erf_as, family, fitted, logistic, normal, normal32, normal_f32
 from gelu_numba.reference.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
 
@@ -52,6 +52,10 @@ class Function:
     bound : tuple of float
         The stated error bound in ulps of the exact value, (float32,
         float64); ``tests/test_measured.py`` holds the measured maxima to it.
+    k32_gpu : function or None
+        The GPU's float32 kernel where it is not ``k32``: float32 arithmetic
+        (:mod:`gelu_numba.kernels.normal_f32`) instead of the CPU's float64,
+        which most GPUs run at 1/32 to 1/64 of their float32 rate.
     """
 
     name: str
@@ -61,6 +65,7 @@ class Function:
     doc: str
     modules: tuple
     bound: tuple
+    k32_gpu: object = None
 
     def kernel(self, char):
         """The kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
@@ -76,7 +81,7 @@ class Function:
 #: GELU' (grad), and an x where each occurs
 MaxErrors = namedtuple("MaxErrors", "forward forward_at grad grad_at")
 
-def _function(name, k64, k32, nin, body, how, bound, modules):
+def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None):
     """A record whose docstring ends with the accuracy paragraph: ``how``
     it is evaluated, the stated ``bound`` (float32, float64) and the
     measured maxima."""
@@ -87,7 +92,7 @@ def _function(name, k64, k32, nin, body, how, bound, modules):
             f"--write-measured``).")
     doc = body + "\n\n" + textwrap.fill(text, 76, initial_indent="    ",
                                          subsequent_indent="    ")
-    return Function(name, k64, k32, nin, doc, modules, bound)
+    return Function(name, k64, k32, nin, doc, modules, bound, k32_gpu)
 
 
 def _ulps(bound):
@@ -121,35 +126,41 @@ def _exact():
 
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
-    x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.gelu),
         _function("gelu_grad", normal.gelu_grad, normal32.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
-    exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.gelu_grad),
         _function("gelu_grad2", normal.gelu_grad2, normal32.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
     Domain: all real x; ``gelu_grad2(+-inf) = -0.0``, NaN propagates.  The
-    factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.gelu_grad2),
         _function("gelu_backward", normal.gelu_backward, normal32.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
 
     Domain: all real dy and x; IEEE rules for infinities
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
-    ``gelu_grad(x)`` alone would underflow.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    ``gelu_grad(x)`` alone would underflow.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.gelu_backward),
         _function("ndtr", normal.ndtr, normal32.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
-    x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.ndtr),
         _function("norm_pdf", normal.norm_pdf, normal32.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
-    Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES),
+    Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+                  normal_f32.norm_pdf),
     ]
 
 

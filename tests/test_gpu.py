@@ -4,8 +4,11 @@ Runs on a GPU when one is present, else under numba-cuda's simulator
 (tests/conftest.py sets NUMBA_ENABLE_CUDASIM=1 before Numba is imported).
 The CPU ufuncs are validated against mpmath elsewhere (test_accuracy.py,
 the float32 sweep); here every GPU function must agree with its CPU twin
-within 1 ulp (NVVM may contract a product and a sum into an FMA) and
-exactly on NaN, infinities and signed zeros.
+within 1 ulp (NVVM may contract a product and a sum into an FMA; the
+normal-CDF family's float32 kernels compute in float32 on the GPU and in
+float64 on the CPU, each within its bound) and exactly on NaN, infinities
+and signed zeros; those float32 kernels also bit for bit with their CPU
+compilation (tests/test_gpu32.py).
 """
 
 import math
@@ -122,6 +125,22 @@ def test_matches_cpu(name, dtype):
     got = getattr(gpu, name)(*args)
     assert not isinstance(got, np.ndarray)
     assert_matches(got.copy_to_host(), want)
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
+                                  "norm_pdf"])
+def test_float32_is_the_float32_arithmetic_kernel(name):
+    # float32 on the GPU runs gelu_numba.kernels.normal_f32 (float32
+    # arithmetic): the same bits as that kernel compiled for the CPU, which
+    # the exhaustive sweep (analysis.sweep_float32 --kernels gpu32) judged
+    from analysis.sweep_float32 import gpu32_function
+    args = inputs(name, np.float32)
+    with np.errstate(all="ignore"):
+        want = gpu32_function(name)(*args)
+    got = getattr(gpu, name)(*args).copy_to_host()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.array_equal(got.view(np.uint32)[ok], want.view(np.uint32)[ok])
 
 
 def test_every_function_is_there():

@@ -12,10 +12,12 @@ Device functions
     function with a precision switch: a CUDA overload of ``choose`` picks
     the float32 kernel when every argument is float32, else the float64
     one, at compile time; under the simulator the same rule applies to the
-    argument values.  The target-dependent primitives of
-    :mod:`gelu_numba.kernels.primitives` compile to ``fma.rn.f64``,
-    ``add.rn``/``mul.rn`` and integer instructions, so no formula exists
-    twice.
+    argument values.  For the normal-CDF family the float32 kernel is the
+    record's ``k32_gpu`` (:mod:`gelu_numba.kernels.normal_f32`: float32
+    arithmetic, no FP64 instruction), not the CPU's float64-arithmetic one.
+    The target-dependent primitives of :mod:`gelu_numba.kernels.primitives`
+    compile to ``fma.rn``, ``add.rn``/``mul.rn`` and integer instructions,
+    so no formula exists twice.
 
 Elementwise kernels
     :class:`GpuFunction` is the host-side launcher.  For each input shape
@@ -93,11 +95,14 @@ def device_function(fn, doc=None):
     """A lazily compiled CUDA device function of catalog record ``fn``:
     the float32 kernel for all-float32 arguments, else the float64 one."""
     args = ", ".join(fn.params)
+    # float32: the GPU's own kernel where the record has one (float32
+    # arithmetic; the CPU's computes in float64)
+    k32 = fn.k32_gpu or fn.k32
 
     def pick(values):  # (pure-Python execution: the simulator)
-        return fn.k32 if all(isinstance(v, np.float32) for v in values) else fn.k64
+        return k32 if all(isinstance(v, np.float32) for v in values) else fn.k64
 
-    scope = {"pick": pick, "k32": fn.k32, "k64": fn.k64, "all_float32": _all_float32}
+    scope = {"pick": pick, "k32": k32, "k64": fn.k64, "all_float32": _all_float32}
     exec(_SWITCH.format(args=args, name=fn.name), scope)
     overload(scope["choose"], target="cuda")(scope["typing"])
     dev = cuda.jit(device=True)(scope[fn.name])

@@ -1,0 +1,122 @@
+"""The GPU's float32 kernels (gelu_numba.kernels.normal_f32: float32
+arithmetic), compiled for the CPU, where they compute the GPU's bits (the
+same IEEE operations in the same order; tests/test_ptx.py checks that CUDA
+fuses nothing, tests/test_gpu.py that the GPU layer runs them).
+
+Against mpmath on points chosen where the kernels are hardest (the tails,
+subnormal results, next to GELU''s zero and to sqrt 2, tiny and huge x,
+the domain edge 20), against the float64 reference on a strided sweep of all
+float32 bit patterns, and bit for bit against the CPU ufuncs on special
+values.  The exhaustive run is analysis/results/sweep_float32_gpu32.json
+(``python -m analysis.sweep_float32 --kernels gpu32 --workers 2``).
+"""
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import gelu_numba
+from analysis.sweep_float32 import gpu32_function, sweep
+from gelu_numba.kernels import normal_f32
+from gelu_numba.reference.mp import ulp_error
+
+ONE_INPUT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
+SIX = ONE_INPUT + ["gelu_backward"]
+BOUND = normal_f32.BOUND
+
+
+def _exact(name, x, dy=1.0):
+    x = mp.mpf(float(x))
+    pdf = mp.npdf(x)
+    return {"gelu": lambda: x * mp.ncdf(x),
+            "gelu_grad": lambda: mp.ncdf(x) + x * pdf,
+            "gelu_grad2": lambda: pdf * (2 - x * x),
+            "ndtr": lambda: mp.ncdf(x),
+            "norm_pdf": lambda: pdf,
+            "gelu_backward": lambda: mp.mpf(float(dy)) * (mp.ncdf(x) + x * pdf)}[name]()
+
+
+def _hard_points():
+    rng = np.random.default_rng(32)
+    z0 = np.float32(0.75179152469356)
+    s2 = np.float32(np.sqrt(2.0))
+    near = [np.nextafter(v, np.float32(np.inf) * np.sign(d), dtype=np.float32)
+            for v in (z0, s2) for d in (1, -1)]
+    pts = np.concatenate([
+        np.float32([0.0, 1e-45, 2**-126, 1e-30, 1e-8, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0,
+                    10.0, 13.0, 14.0, 14.3, 19.99, 3e38]),
+        np.float32([z0, s2]), np.float32(near),
+        rng.uniform(-20, 20, 150).astype(np.float32),
+        # the lowest binades of the results: GELU turns subnormal near x = -13.2
+        rng.uniform(-14.4, -12.5, 80).astype(np.float32),
+        (2.0 ** rng.uniform(-40, 4, 40)).astype(np.float32),
+    ])
+    return np.concatenate([pts, -pts])
+
+
+@pytest.mark.parametrize("name", ONE_INPUT)
+def test_within_bound_of_mpmath(name):
+    x = _hard_points()
+    y = gpu32_function(name)(x)
+    with mp.workdps(40):
+        errs = [ulp_error(float(v), _exact(name, xi), np.float32) for xi, v in zip(x, y)]
+    worst = int(np.argmax(errs))
+    assert max(errs) <= BOUND, f"{errs[worst]:.4f} ulp at x = {x[worst]!r}"
+
+
+def test_backward_within_bound_of_mpmath():
+    x = _hard_points()
+    rng = np.random.default_rng(33)
+    # dy over the whole range: the kernel scales tiny and huge dy apart
+    dy = (rng.choice([-1, 1], x.size) * 2.0 ** rng.uniform(-140, 127, x.size)).astype(np.float32)
+    y = gpu32_function("gelu_backward")(dy, x)
+    with mp.workdps(40):
+        exact = [_exact("gelu_backward", xi, di) for xi, di in zip(x, dy)]
+        errs = [ulp_error(float(v), e, np.float32) for v, e in zip(y, exact)
+                if abs(e) < mp.mpf(float(np.finfo(np.float32).max))]
+    assert max(errs) <= BOUND
+
+
+@pytest.mark.parametrize("name", SIX)
+def test_strided_sweep_below_one_ulp(name):
+    # every 65,537th float32 bit pattern (65,536 inputs, every binade, both
+    # signs) against the float64 reference; NaN/inf/signed-zero mismatches too
+    r = sweep(name, stride=65537, progress=False, kernels="gpu32")
+    assert r["max_ulp"] <= BOUND, r
+    assert r["over_1ulp"] == 0 and r["special_mismatches"] == 0, r
+    assert r["nan_inputs_bad_output"] == 0, r
+
+
+SPECIAL = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38,
+                      20.0, -20.0, 20.5, -20.5, 14.5, -14.5, 1.0, -1.0])
+
+
+@pytest.mark.parametrize("name", ONE_INPUT)
+def test_special_values_as_the_cpu_ufuncs(name):
+    with np.errstate(all="ignore"):
+        got = gpu32_function(name)(SPECIAL)
+        want = getattr(gelu_numba, name)(SPECIAL)
+    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
+                          want.view(np.uint32)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_backward_special_values_as_the_cpu_ufunc():
+    dy, x = (a.ravel() for a in np.meshgrid(
+        np.float32([0.0, -0.0, 1.0, -2.0, np.inf, -np.inf, np.nan, 3e38]),
+        np.float32([0.0, -0.0, 1.0, -1.0, -0.5, np.inf, -np.inf, np.nan, 25.0, -25.0])))
+    with np.errstate(all="ignore"):
+        got = gpu32_function("gelu_backward")(dy, x)
+        want = gelu_numba.gelu_backward(dy, x)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.array_equal(got.view(np.uint32)[ok], want.view(np.uint32)[ok])
+
+
+def test_inputs_are_not_changed_and_float64_is_refused():
+    x = np.float32([-1.0, 0.5, 2.0])
+    before = x.copy()
+    gpu32_function("gelu")(x)
+    assert np.array_equal(x, before)
+    with pytest.raises(TypeError, match="float32"):
+        gpu32_function("gelu")(np.array([1.0]))
