@@ -4,7 +4,7 @@ Usage::
 
     python -m analysis.sweep_float32 [--functions gelu,gelu_grad,...]
         [--stride N] [--chunk 2**22] [--workers N] [--out results.json]
-        [--no-progress] [--self-test]
+        [--kernels cpu|gpu32] [--device cpu|gpu] [--no-progress] [--self-test]
 
 Method
 ------
@@ -35,6 +35,11 @@ input, a fixed function of the input's bit pattern (a multiplicative hash;
 so the product's rounding is exercised and the result does not depend on
 stride or chunking. (``dy = 1`` would only repeat ``gelu_grad``.)
 
+``--device gpu`` runs the sweep on the GPU instead (:mod:`analysis.sweep_gpu`):
+the GPU's float32 kernels against its float64 kernels, the same statistics,
+the inputs generated on the device; ``--chunk`` and ``--workers`` do not
+apply.
+
 ``--self-test`` sweeps the reference rounded to float32 against the
 reference itself: it checks the machinery and must report <= 0.5 ulp and a
 100 % correctly rounded share; it says nothing about the kernels.
@@ -49,6 +54,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
+import functools
 import json
 import multiprocessing
 import sys
@@ -56,6 +62,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit, vectorize
 
 from analysis.common import int_arg, jsonable, machine_info, machine_line  # noqa: F401 (re-exported names)
 from gelu_numba.reference import f64 as _ref
@@ -70,6 +77,31 @@ MAX_CHUNK = 2**24
 # ------------------------------------------------------------------ inputs
 
 
+_U32 = np.uint64(0xFFFFFFFF)
+
+
+@njit
+def dy_bits(bits):
+    """The bit pattern of the upstream gradient for the input bit pattern
+    ``bits`` (uint32 in and out): a multiplicative hash, ``|dy|`` in [0.25,
+    4) with a hashed sign and significand.  One scalar definition for the
+    CPU sweep (:func:`dy_for_bits`) and the GPU sweep's kernels; in uint64
+    with explicit masks, where Numba would widen uint32 products anyway."""
+    h = (np.uint64(bits) * np.uint64(0x9E3779B1)) & _U32
+    h ^= h >> np.uint64(15)
+    h = (h * np.uint64(0x85EBCA6B)) & _U32
+    h ^= h >> np.uint64(13)
+    sign = h & np.uint64(0x80000000)
+    expo = (np.uint64(125) + ((h >> np.uint64(23)) & np.uint64(3))) << np.uint64(23)
+    mant = h & np.uint64(0x007FFFFF)
+    return np.uint32(sign | expo | mant)
+
+
+@functools.lru_cache(maxsize=None)
+def _dy_bits_ufunc():
+    return vectorize(["uint32(uint32)"])(lambda b: dy_bits(b))
+
+
 def dy_for_bits(bits: np.ndarray) -> np.ndarray:
     """The fixed pseudo-random upstream gradient for each input bit pattern.
 
@@ -81,16 +113,10 @@ def dy_for_bits(bits: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray of float32
-        ``|dy|`` in [0.25, 4) with a hashed sign and significand.
+        ``|dy|`` in [0.25, 4) with a hashed sign and significand
+        (:func:`dy_bits`).
     """
-    h = bits.astype(np.uint32) * np.uint32(0x9E3779B1)  # wraps mod 2**32
-    h ^= h >> np.uint32(15)
-    h *= np.uint32(0x85EBCA6B)
-    h ^= h >> np.uint32(13)
-    sign = h & np.uint32(0x80000000)
-    expo = (np.uint32(125) + ((h >> np.uint32(23)) & np.uint32(3))) << np.uint32(23)
-    mant = h & np.uint32(0x007FFFFF)
-    return (sign | expo | mant).view(np.float32)
+    return _dy_bits_ufunc()(np.asarray(bits, dtype=np.uint32)).view(np.float32)
 
 
 def _bits(k0: int, k1: int, stride: int) -> np.ndarray:
@@ -116,9 +142,31 @@ class _RoundedReference:
             return np.asarray(getattr(_ref, self.name)(*args)).astype(np.float32)
 
 
-def function_for(name: str, self_test: bool):
+#: what a sweep judges: the CPU ufuncs, or the GPU's float32 kernels
+#: compiled for the CPU (the same IEEE operations in the same order, so the
+#: same bits: see gelu_numba.kernels.normal_f32)
+KERNELS = ("cpu", "gpu32")
+
+
+def gpu32_function(name: str):
+    """The GPU's float32 kernel of ``name`` (``catalog`` record's
+    ``k32_gpu``) as a float32-only ufunc on the CPU."""
+    from gelu_numba import catalog
+    from gelu_numba.targets import emulated
+
+    fn = catalog.lookup(name)
+    if fn.k32_gpu is None:
+        raise ValueError(f"{name} has no GPU float32 kernel of its own")
+    return emulated.ufunc(f"gpu32_{name}", fn.k32_gpu, fn.nin, __name__,
+                          f"The GPU's float32 {name} kernel, on the CPU.",
+                          accepted="float32 (the GPU's float32 kernel)")
+
+
+def function_for(name: str, self_test: bool, kernels: str = "cpu"):
     if self_test:
         return _RoundedReference(name)
+    if kernels == "gpu32":
+        return gpu32_function(name)
     import gelu_numba
     from gelu_numba import approximations
 
@@ -227,8 +275,8 @@ def _merge(a: dict, b: dict) -> dict:
 
 
 def _worker(job):
-    name, self_test, k0, k1, stride = job
-    return k1 - k0, _chunk_stats(name, function_for(name, self_test), k0, k1, stride)
+    name, self_test, kernels, k0, k1, stride = job
+    return k1 - k0, _chunk_stats(name, function_for(name, self_test, kernels), k0, k1, stride)
 
 
 def _finish(name, stride, st, seconds) -> dict:
@@ -265,6 +313,7 @@ def sweep(
     *,
     workers: int = 1,
     self_test: bool = False,
+    kernels: str = "cpu",
     func=None,
     client=None,
 ) -> dict:
@@ -287,6 +336,9 @@ def sweep(
         left as None.
     self_test : bool, keyword-only
         Sweep the reference rounded to float32 instead of the kernel.
+    kernels : {"cpu", "gpu32"}, keyword-only
+        ``"gpu32"``: judge the GPU's float32 kernel (float32 arithmetic,
+        compiled for the CPU) instead of the CPU ufunc.
     func : callable, optional, keyword-only
         Callable to judge instead of the kernel (``func(x)``, or
         ``func(dy, x)`` for gelu_backward); single-process only.
@@ -324,7 +376,7 @@ def sweep(
     with contextlib.ExitStack() as stack:
         if bar is not None:
             stack.callback(bar.close)
-        jobs = [(func_name, self_test, k0, k1, stride) for k0, k1 in bounds]
+        jobs = [(func_name, self_test, kernels, k0, k1, stride) for k0, k1 in bounds]
         if client is not None:
             from distributed import as_completed
 
@@ -336,7 +388,7 @@ def sweep(
                 concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx))
             results = ex.map(_worker, jobs)
         else:
-            f = func if func is not None else function_for(func_name, self_test)
+            f = func if func is not None else function_for(func_name, self_test, kernels)
             results = ((k1 - k0, _chunk_stats(func_name, f, k0, k1, stride))
                        for k0, k1 in bounds)
         for size, st in results:
@@ -399,10 +451,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int_arg, default=1, help="processes (default 1)")
     p.add_argument("--out", type=Path, default=None, help="write results as JSON here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--kernels", choices=KERNELS, default="cpu",
+                   help="cpu: the ufuncs (default); gpu32: the GPU's float32 kernels "
+                        "(float32 arithmetic) compiled for the CPU, same bits as on the GPU")
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="gpu: run the sweep on the GPU (analysis.sweep_gpu): the GPU's float32 "
+                        "kernels against its float64 kernels, inputs generated on the device")
     p.add_argument("--self-test", action="store_true",
                    help="sweep the f64 reference rounded to float32 against itself "
                         "(checks the machinery; must give <= 0.5 ulp)")
     return p
+
+
+def _write(args, argv, info, results, **fields):
+    if args.out is None:
+        return
+    payload = {
+        "command": "python -m analysis.sweep_float32 " + " ".join(sys.argv[1:] if argv is None else argv),
+        "self_test": args.self_test,
+        **fields,
+        "machine": info,
+        "results": results,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(jsonable(payload), indent=2) + "\n")
+    print(f"wrote {args.out}")
+
+
+def _main_gpu(args, argv) -> int:
+    if args.self_test or args.kernels != "cpu" or args.workers != 1:
+        build_parser().error("--device gpu takes no --self-test, --kernels or --workers "
+                             "(it judges the GPU's own float32 kernels, on the GPU)")
+    from analysis import sweep_gpu
+
+    gpu = sweep_gpu.device_name()
+    results = [sweep_gpu.sweep_gpu(name, args.stride, progress=not args.no_progress)
+               for name in args.functions]
+    info = machine_info()
+    print(f"\n## float32 sweep on the GPU ({gpu}): its float32 kernels against its "
+          f"float64 kernels, stride {args.stride}\n")
+    print(markdown_table(results))
+    print("\nMachine: " + machine_line(info) + f", GPU {gpu}")
+    _write(args, argv, info, results, device="gpu", gpu=gpu)
+    return 0
 
 
 def main(argv=None) -> int:
@@ -410,33 +501,28 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.chunk > MAX_CHUNK:
         parser.error(f"--chunk must be at most 2**24 = {MAX_CHUNK}")
+    if args.device == "gpu":
+        return _main_gpu(args, argv)
     if not args.self_test:
         try:
             for name in args.functions:
-                function_for(name, False)
+                function_for(name, False, args.kernels)
         except Exception as exc:  # import or attribute errors: tell, don't trace
             parser.error(f"cannot load gelu_numba kernels ({type(exc).__name__}: {exc}); "
                          "try --self-test to check the sweep itself")
     info = machine_info()
     results = [
         sweep(name, args.stride, args.chunk, not args.no_progress,
-              workers=args.workers, self_test=args.self_test)
+              workers=args.workers, self_test=args.self_test, kernels=args.kernels)
         for name in args.functions
     ]
-    what = "f64 reference rounded to float32 (SELF-TEST)" if args.self_test else "gelu_numba kernels"
+    what = ("f64 reference rounded to float32 (SELF-TEST)" if args.self_test
+            else "the GPU's float32 kernels (float32 arithmetic, on the CPU)"
+            if args.kernels == "gpu32" else "gelu_numba kernels")
     print(f"\n## float32 sweep: {what}, stride {args.stride}\n")
     print(markdown_table(results))
     print("\nMachine: " + machine_line(info))
-    if args.out is not None:
-        payload = {
-            "command": "python -m analysis.sweep_float32 " + " ".join(sys.argv[1:] if argv is None else argv),
-            "self_test": args.self_test,
-            "machine": info,
-            "results": results,
-        }
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(jsonable(payload), indent=2) + "\n")
-        print(f"wrote {args.out}")
+    _write(args, argv, info, results, kernels=args.kernels)
     if args.self_test:
         bad = [r["function"] for r in results
                if r["max_ulp"] is None or r["max_ulp"] > 0.5 or r["special_mismatches"]

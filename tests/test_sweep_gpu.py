@@ -1,0 +1,125 @@
+"""The GPU sweep (``python -m analysis.sweep_float32 --device gpu``).
+
+Under numba-cuda's simulator (tests/conftest.py) its kernel runs as Python:
+its statistics must be the CPU sweep's, chunk for chunk, for the same
+float32 kernels (``--kernels gpu32``: the GPU's float32 kernels compiled for
+the CPU, the same bits) judged against the independent float64 reference
+(:mod:`gelu_numba.reference.f64`, validated against mpmath), where the GPU
+sweep uses the float64 GPU kernels.  A subprocess compiles the kernels to
+PTX, so a kernel that only the simulator accepts fails here, in CI.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analysis import sweep_float32 as sf
+from analysis import sweep_gpu
+
+NAMES = ["gelu", "gelu_backward", "ndtr", "norm_pdf", "gelu_grad", "gelu_grad2"]
+#: (first k, last k + 1, stride): the neighbours of +-0 (subnormals), of
+#: +-inf (the largest finite, the infinities, NaNs of both signs), and an
+#: odd stride through all binades
+RANGES = [(0, 12, 1), (0x80000000, 0x8000000C, 1), (0x7F7FFFFA, 0x7F800006, 1),
+          (0xFF7FFFFA, 0xFF800006, 1), (0, 240, 17895697)]
+
+
+def _cpu_stats(name, k0, k1, stride):
+    return sf._chunk_stats(name, sf.gpu32_function(name), k0, k1, stride)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("k0,k1,stride", RANGES)
+def test_statistics_are_the_cpu_sweeps(name, k0, k1, stride):
+    got = sweep_gpu._launch_stats(name, k0, k1, stride)
+    want = _cpu_stats(name, k0, k1, stride)
+    for key in ("checked", "nan_inputs", "nan_inputs_bad_output", "special_mismatches",
+                "over_1ulp", "first_mismatch_bits", "output_dtype"):
+        assert got[key] == want[key], key
+    # a float64 reference on a float32 midpoint counts either neighbour
+    ties = got["reference_midpoints"]
+    assert abs(got["correctly_rounded"] - want["correctly_rounded"]) <= ties
+    if name != "gelu" or k0 != 0 and k0 != 0x80000000:
+        assert ties == 0
+    # the references differ by ~1e-16 relative: ~1e-9 float32 ulp
+    assert got["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
+    # the worst input (one of them, where several share the maximum)
+    there = _cpu_stats(name, got["worst_bits"], got["worst_bits"] + 1, 1)
+    assert there["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
+    assert got["worst_output"] == there["worst_output"]
+    assert got["worst_reference"] == pytest.approx(there["worst_reference"], rel=1e-12)
+
+
+def test_the_ranges_reach_the_special_values():
+    # the ranges above see NaN inputs, infinities and zeros
+    bits = np.concatenate([sf._bits(k0, k1, s) for k0, k1, s in RANGES])
+    x = bits.view(np.float32)
+    assert np.isnan(x).sum() >= 8 and np.isposinf(x).any() and np.isneginf(x).any()
+    assert (x == 0).sum() >= 2 and (np.abs(x[x != 0]) < 2.0**-126).any()
+
+
+def test_sweep_and_cli(tmp_path):
+    stride = 2**32 // 97 + 1
+    res = sweep_gpu.sweep_gpu("gelu", stride, chunk=40, progress=False)
+    want = sf.sweep("gelu", stride, chunk=40, progress=False, kernels="gpu32")
+    assert res["checked"] == want["checked"] == sf.n_inputs(stride)
+    assert res["worst_input_hex"] == want["worst_input_hex"]
+    assert res["reference_midpoints"] == 0
+    out = tmp_path / "gpu.json"
+    assert sf.main(["--device", "gpu", "--functions", "ndtr", "--stride", str(stride),
+                    "--no-progress", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["device"] == "gpu" and data["gpu"] == "simulator"
+    assert data["results"][0]["function"] == "ndtr"
+    assert data["results"][0]["checked"] == sf.n_inputs(stride)
+
+
+def test_reference_midpoints_are_counted():
+    # x = odd multiples of 2**-149: x/2 is a float32 midpoint and the float64
+    # gelu returns it (Phi(x) = 1/2 in float64); the exact value x Phi(x) is
+    # above it for x > 0, below it for x < 0
+    st = sweep_gpu._launch_stats("gelu", 1, 12, 1)
+    assert st["checked"] == 11 and st["reference_midpoints"] == 6
+    assert st["max_ulp"] == 0.5
+
+
+def test_cli_rejects_cpu_only_options(capsys):
+    with pytest.raises(SystemExit):
+        sf.main(["--device", "gpu", "--workers", "2"])
+    assert "--device gpu takes no" in capsys.readouterr().err
+
+
+def test_unknown_function():
+    with pytest.raises(ValueError, match="the GPU sweep judges"):
+        sweep_gpu.sweep_gpu("gelu_tanh", 2**30, progress=False)
+
+
+_PTX = r"""
+from numba import cuda, int64, float64
+if not cuda.is_available():
+    import numba.cuda.dispatcher as dispatcher
+
+    class _Device:
+        compute_capability = (9, 0)
+
+    dispatcher.get_current_device = lambda: _Device()
+from analysis.sweep_gpu import sweep_kernel
+for name in ("gelu", "gelu_backward"):
+    ptx, _ = cuda.compile_ptx(sweep_kernel(name).py_func,
+                              (int64, int64, int64, int64[:, ::1], float64[:, ::1]), cc=(9, 0))
+    assert ".entry" in ptx and ".local" not in ptx, name
+print("ok")
+"""
+
+
+def test_kernels_compile_for_the_gpu():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run([sys.executable, "-c", _PTX], env=env, capture_output=True,
+                         text=True, timeout=900, cwd=root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith("ok")
