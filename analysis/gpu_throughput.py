@@ -4,6 +4,7 @@ Usage::
 
     python -m analysis.gpu_throughput [--sizes 2**12,2**20,2**26]
         [--functions gelu,gelu_backward] [--all-functions] [--tune]
+        [--peers all|none|torch_gelu,...] [--accuracy SWEEP.json]
         [--rounds 15] [--batch 20] [--out FILE]
 
 For each function, dtype and size: standard-normal input already on the
@@ -17,6 +18,15 @@ itemsize`` bytes), and each function's bandwidth is quoted as a fraction of
 the copy's.  Everything runs on one non-default stream.  Below about 2**22
 elements a call costs its host-side launch (about 90 µs in Python), not
 the kernel: the fractions there measure that overhead.
+
+Peers (:mod:`analysis.gpu_peers`: PyTorch CUDA ``F.gelu`` in both forms
+and ``aten.gelu_backward``, JAX, CuPy; those installed with GPU support)
+run on the same device buffers, each as its users call it (a new output
+from its own allocator), timed the same way on the same stream (JAX, which
+launches on streams of its own, from the host around ``block_until_ready``;
+marked in the table).  ``--accuracy`` adds the exhaustive float32 results
+of a GPU sweep (``python -m analysis.sweep_float32 --device gpu --peers
+all --out SWEEP.json``) beside them.
 
 Also measured: the float32 CPU ufunc on 2**26 elements (one thread, and
 ``gelu_numba.parallel`` on every core), with ``out=`` preallocated, for the
@@ -66,6 +76,12 @@ def parse_args(argv):
     p.add_argument("--batch", type=int, default=20)
     p.add_argument("--cpu-n", type=_sizes, default=[2**26],
                    help="size of the CPU comparison (default 2**26)")
+    p.add_argument("--peers", default="all",
+                   help="other libraries' GELUs on the same buffers: 'all' (those installed, "
+                        "the default), 'none', or names from analysis.gpu_peers.PEERS")
+    p.add_argument("--accuracy", default=None,
+                   help="JSON of a GPU sweep (analysis.sweep_float32 --device gpu --peers all "
+                        "--out ...) to report beside the timings")
     p.add_argument("--out", help="also write the markdown report here")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.batch < 1:
@@ -93,6 +109,25 @@ def _event_time(call, rounds, batch, cuda, stream):
     return statistics.median(times), min(times)
 
 
+def _host_time(call, rounds, batch, cuda):
+    """(median, min) seconds per call, from the host: ``batch`` calls, then
+    a wait for the last result (JAX launches on streams of its own)."""
+    def wait(r):
+        if hasattr(r, "block_until_ready"):
+            r.block_until_ready()
+        cuda.synchronize()
+
+    wait(call())
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            r = call()
+        wait(r)
+        times.append((time.perf_counter() - t0) / batch)
+    return statistics.median(times), min(times)
+
+
 def device_info(cuda):
     dev = cuda.get_current_device()
     name = getattr(dev, "name", "CUDA simulator")
@@ -101,7 +136,9 @@ def device_info(cuda):
             "cc": ".".join(map(str, dev.compute_capability))}
 
 
-def measure(names, sizes, rounds, batch, cuda, gpu, sort=False):
+def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=()):
+    """Rows of timings: ``names`` of gelu_numba.gpu, then the ``peers``
+    (:class:`analysis.gpu_peers.Peer`) on the same buffers."""
     rows = []
     rng = np.random.default_rng(0)
     # a stream of its own: on the default stream numba's device-to-device
@@ -127,13 +164,27 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False):
                         (lambda f=f, args=args: f(*args, out=out, stream=stream)))
                 t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
-                rows.append({"function": name, "dtype": dt, "n": n,
-                             "t_median": t[0], "t_min": t[1],
-                             "gelem_s": n / t[0] / 1e9, "gb_s": nbytes / t[0] / 1e9,
-                             "copy_gb_s": copy_bw / 1e9,
-                             "fraction": nbytes / t[0] / copy_bw})
+                rows.append(_row(name, dt, n, t, nbytes, copy_bw))
+            for peer in peers:
+                if dt not in peer.dtypes:
+                    continue
+                args = (x, y)[:peer.nin]
+                if peer.event_timed:
+                    with peer.stream(stream):
+                        t = _event_time(lambda: peer.call(*args), rounds, batch, cuda, stream)
+                else:
+                    t = _host_time(lambda: peer.call(*args), rounds, batch, cuda)
+                rows.append(_row(peer.name, dt, n, t, (peer.nin + 1) * n * item, copy_bw,
+                                 peer=True, host_timed=not peer.event_timed))
             del x, y, out
     return rows
+
+
+def _row(name, dt, n, t, nbytes, copy_bw, peer=False, host_timed=False):
+    return {"function": name, "dtype": dt, "n": n, "t_median": t[0], "t_min": t[1],
+            "gelem_s": n / t[0] / 1e9, "gb_s": nbytes / t[0] / 1e9,
+            "copy_gb_s": copy_bw / 1e9, "fraction": nbytes / t[0] / copy_bw,
+            "peer": peer, "host_timed": host_timed}
 
 
 def cpu_comparison(n, rows, rounds=5):
@@ -190,7 +241,7 @@ def registers(gpu, names):
     return out
 
 
-def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv):
+def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accuracy=None):
     lines = [f"# GPU throughput: {dev['name']} ({dev['sms']} SMs, compute capability {dev['cc']})",
              "",
              f"`python -m analysis.gpu_throughput {' '.join(argv)}`, "
@@ -204,9 +255,21 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv):
     for r in rows + extra_rows:
         n = r["n"]
         size = f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else str(n)
-        lines.append(f"| `{r['function']}` | {r['dtype']} | {size} "
+        mark = " (host-timed)" if r.get("host_timed") else ""
+        lines.append(f"| `{r['function']}`{mark} | {r['dtype']} | {size} "
                      f"| {r['t_median'] * 1e6:.1f} | {r['gelem_s']:.3g} | {r['gb_s']:.3g} "
                      f"| {r['copy_gb_s']:.3g} | {r['fraction']:.0%} |")
+    for name, why in (missing or {}).items():
+        lines.append(f"\n- peer `{name}` not measured: {why}")
+    if accuracy:
+        lines += ["", f"## Exhaustive float32 accuracy on {accuracy.get('gpu', 'the GPU')} "
+                  "(against gelu_numba's float64 GPU kernels)", "",
+                  "| function | max ulp | worst input | correctly rounded | > 1 ulp | "
+                  "NaN/inf mismatches |", "|---|---|---|---|---|---|"]
+        for r in accuracy["results"]:
+            share = r["correctly_rounded_share"]
+            lines.append(f"| `{r['function']}` | {r['max_ulp']:.4g} | {r['worst_input']!r} | "
+                         f"{100 * share:.3f} % | {r['over_1ulp']} | {r['special_mismatches']} |")
     if cpu is not None:
         (times, g32), n = cpu
         lines += ["", f"## Against the CPU ufunc (float32 `gelu`, {n} elements, `out=` preallocated)", ""]
@@ -262,7 +325,22 @@ def main(argv=None):
         warnings.filterwarnings("ignore", "overflow encountered", RuntimeWarning)
     dev = device_info(cuda)
     print(f"device: {dev['name']} ({dev['sms']} SMs, cc {dev['cc']})", flush=True)
-    rows = measure(names, args.sizes, args.rounds, args.batch, cuda, gpu)
+    peers, missing = {}, {}
+    if args.peers != "none":
+        from analysis import gpu_peers
+        try:
+            peers, missing = gpu_peers.available(
+                None if args.peers == "all" else [s for s in args.peers.split(",") if s])
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    accuracy = None
+    if args.accuracy:
+        import json
+        with open(args.accuracy) as fh:
+            accuracy = json.load(fh)
+    rows = measure(names, args.sizes, args.rounds, args.batch, cuda, gpu,
+                   peers=list(peers.values()))
     extra = []
     if args.all_functions:
         others = [s for s in gpu.__all__ if s not in names and s != "device"]
@@ -273,7 +351,7 @@ def main(argv=None):
     tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else None
     regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names]) \
         if not target.SIMULATOR else {}
-    text = report(dev, rows, extra, cpu, tune_rows, regs, argv)
+    text = report(dev, rows, extra, cpu, tune_rows, regs, argv, missing, accuracy)
     print(text)
     if args.out:
         with open(args.out, "w") as fh:

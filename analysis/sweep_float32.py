@@ -4,7 +4,8 @@ Usage::
 
     python -m analysis.sweep_float32 [--functions gelu,gelu_grad,...]
         [--stride N] [--chunk 2**22] [--workers N] [--out results.json]
-        [--kernels cpu|gpu32] [--device cpu|gpu] [--no-progress] [--self-test]
+        [--kernels cpu|gpu32] [--device cpu|gpu [--peers all|NAMES]]
+        [--no-progress] [--self-test]
 
 Method
 ------
@@ -38,7 +39,10 @@ stride or chunking. (``dy = 1`` would only repeat ``gelu_grad``.)
 ``--device gpu`` runs the sweep on the GPU instead (:mod:`analysis.sweep_gpu`):
 the GPU's float32 kernels against its float64 kernels, the same statistics,
 the inputs generated on the device; ``--chunk`` and ``--workers`` do not
-apply.
+apply.  ``--peers all`` (or names from :data:`analysis.gpu_peers.PEERS`)
+also sweeps the GELUs of PyTorch, JAX and CuPy on the same inputs, judged
+against the same float64 kernels (those not installed are named, not
+swept).
 
 ``--self-test`` sweeps the reference rounded to float32 against the
 reference itself: it checks the machinery and must report <= 0.5 ulp and a
@@ -457,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                    help="gpu: run the sweep on the GPU (analysis.sweep_gpu): the GPU's float32 "
                         "kernels against its float64 kernels, inputs generated on the device")
+    p.add_argument("--peers", default=None,
+                   help="with --device gpu: also sweep these libraries' GELUs on the GPU, "
+                        "comma-separated names of analysis.gpu_peers.PEERS or 'all' "
+                        "(those not installed are reported, not swept)")
     p.add_argument("--self-test", action="store_true",
                    help="sweep the f64 reference rounded to float32 against itself "
                         "(checks the machinery; must give <= 0.5 ulp)")
@@ -487,12 +495,27 @@ def _main_gpu(args, argv) -> int:
     gpu = sweep_gpu.device_name()
     results = [sweep_gpu.sweep_gpu(name, args.stride, progress=not args.no_progress)
                for name in args.functions]
+    missing = {}
+    if args.peers:
+        from analysis import gpu_peers
+
+        names = None if args.peers == "all" else [s for s in args.peers.split(",") if s]
+        try:
+            peers, missing = gpu_peers.available(names)
+        except ValueError as e:
+            build_parser().error(str(e))
+        for peer in peers.values():
+            results.append(sweep_gpu.sweep_gpu(peer.function, args.stride,
+                                               progress=not args.no_progress,
+                                               func=peer.call, label=peer.name))
     info = machine_info()
-    print(f"\n## float32 sweep on the GPU ({gpu}): its float32 kernels against its "
+    print(f"\n## float32 sweep on the GPU ({gpu}): float32 results against its "
           f"float64 kernels, stride {args.stride}\n")
     print(markdown_table(results))
+    for name, why in missing.items():
+        print(f"- {name}: not swept: {why}")
     print("\nMachine: " + machine_line(info) + f", GPU {gpu}")
-    _write(args, argv, info, results, device="gpu", gpu=gpu)
+    _write(args, argv, info, results, device="gpu", gpu=gpu, peers_missing=missing)
     return 0
 
 
@@ -503,6 +526,8 @@ def main(argv=None) -> int:
         parser.error(f"--chunk must be at most 2**24 = {MAX_CHUNK}")
     if args.device == "gpu":
         return _main_gpu(args, argv)
+    if args.peers:
+        parser.error("--peers needs --device gpu")
     if not args.self_test:
         try:
             for name in args.functions:

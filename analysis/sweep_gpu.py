@@ -78,23 +78,42 @@ def _ulp32(r):
 
 
 @functools.lru_cache(maxsize=None)
-def sweep_kernel(name: str):
-    """The sweep kernel of ``name``, compiled on first launch."""
+def sweep_kernel(name: str, given: bool = False):
+    """The sweep kernel of ``name``, compiled on first launch: it judges the
+    GPU's own float32 kernel, or (``given``) the outputs in the ``outs``
+    array, element ``k - k0`` for bit pattern ``k * stride`` (another
+    library's results for :func:`input_kernel`'s inputs)."""
     from gelu_numba.gpu import device
 
     dev = getattr(device, name)
     if name == "gelu_backward":
         @cuda.jit(device=True)
-        def evaluate(bits, x):
-            dy = float32_from_bits(dy_bits(bits))
-            return float32(dev(dy, x)), float64(dev(float64(dy), float64(x)))
+        def reference(bits, x):
+            return float64(dev(float64(float32_from_bits(dy_bits(bits))), float64(x)))
+
+        @cuda.jit(device=True)
+        def own(bits, x):
+            return float32(dev(float32_from_bits(dy_bits(bits)), x))
     else:
         @cuda.jit(device=True)
-        def evaluate(bits, x):
-            return float32(dev(x)), float64(dev(float64(x)))
+        def reference(bits, x):
+            return float64(dev(float64(x)))
+
+        @cuda.jit(device=True)
+        def own(bits, x):
+            return float32(dev(x))
+
+    if given:
+        @cuda.jit(device=True)
+        def evaluate(bits, x, outs, i):
+            return outs[i], reference(bits, x)
+    else:
+        @cuda.jit(device=True)
+        def evaluate(bits, x, outs, i):
+            return own(bits, x), reference(bits, x)
 
     @cuda.jit
-    def kernel(k0, k1, stride, ints, floats):
+    def kernel(k0, k1, stride, outs, ints, floats):
         # the statistics stay in registers until the thread's last element
         checked = nan_in = nan_bad = special = same = over = ties = int64(0)
         worst = first = int64(-1)
@@ -104,7 +123,7 @@ def sweep_kernel(name: str):
         for k in range(k0 + t, k1, cuda.gridsize(1)):
             bits = uint32(uint64(k) * uint64(stride) & uint64(0xFFFFFFFF))
             x = float32_from_bits(bits)
-            o, r = evaluate(bits, x)
+            o, r = evaluate(bits, x, outs, k - k0)
             o_nan = o != o
             if x != x:
                 nan_in += 1
@@ -163,12 +182,25 @@ def _grid():
     return 8 * cuda.get_current_device().MULTIPROCESSOR_COUNT, 256
 
 
-def _launch_stats(name, k0, k1, stride) -> dict:
+@cuda.jit
+def input_kernel(k0, k1, stride, dys, xs):
+    """The inputs of bit patterns ``k * stride``, ``k0 <= k < k1``: ``xs[k -
+    k0]`` and its upstream gradient ``dys[k - k0]`` (:func:`dy_bits`)."""
+    for k in range(k0 + cuda.grid(1), k1, cuda.gridsize(1)):
+        bits = uint32(uint64(k) * uint64(stride) & uint64(0xFFFFFFFF))
+        xs[k - k0] = float32_from_bits(bits)
+        dys[k - k0] = float32_from_bits(dy_bits(bits))
+
+
+def _launch_stats(name, k0, k1, stride, outs=None) -> dict:
     blocks, threads = _grid()
     n = blocks * threads
     d_ints = cuda.device_array((n, _NI), np.int64)
     d_floats = cuda.device_array((n, _NF), np.float64)
-    sweep_kernel(name)[blocks, threads](k0, k1, stride, d_ints, d_floats)
+    given = outs is not None
+    if not given:
+        outs = cuda.device_array(1, np.float32)
+    sweep_kernel(name, given)[blocks, threads](k0, k1, stride, outs, d_ints, d_floats)
     ints, floats = d_ints.copy_to_host(), d_floats.copy_to_host()
     st = _empty_stats()
     for j, key in enumerate(_COUNTS):
@@ -187,10 +219,17 @@ def _launch_stats(name, k0, k1, stride) -> dict:
     return st
 
 
-def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool = True) -> dict:
+def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool = True,
+              *, func=None, label=None) -> dict:
     """Sweep the float32 GPU kernel of ``name`` over the bit patterns
     ``0, stride, 2*stride, ...`` on the GPU; the same result dict as
-    :func:`analysis.sweep_float32.sweep`."""
+    :func:`analysis.sweep_float32.sweep`, plus ``reference_midpoints``.
+
+    ``func``: judge another implementation of ``name`` instead, a callable
+    ``func(x)`` (``func(dy, x)`` for gelu_backward) taking float32 numba
+    device arrays and returning a float32 device array of the same length
+    (anything with ``__cuda_array_interface__``: a PyTorch CUDA tensor, a
+    CuPy or JAX array); ``label`` names it in the result (``function``)."""
     from analysis.sweep_float32 import FUNCTIONS
 
     if name not in FUNCTIONS:
@@ -209,7 +248,10 @@ def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool
     try:
         for k0 in range(0, n, chunk):
             k1 = min(k0 + chunk, n)
-            st = _launch_stats(name, k0, k1, stride)
+            outs = None
+            if func is not None:
+                outs = _given_outputs(name, func, k0, k1, stride)
+            st = _launch_stats(name, k0, k1, stride, outs)
             ties += st["reference_midpoints"]
             _merge(total, st)
             if bar is not None:
@@ -218,8 +260,31 @@ def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool
         if bar is not None:
             bar.close()
     cuda.synchronize()
-    return {**_finish(name, stride, total, time.perf_counter() - t0),
-            "reference_midpoints": ties}
+    res = {**_finish(name, stride, total, time.perf_counter() - t0),
+           "reference_midpoints": ties}
+    if label is not None:
+        res["function"] = label
+    return res
+
+
+def _given_outputs(name, func, k0, k1, stride):
+    """``func``'s outputs for the chunk's inputs, as a float32 device array
+    (another library may run on a stream of its own: wait for the device)."""
+    n = k1 - k0
+    dys, xs = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+    blocks, threads = _grid()
+    input_kernel[blocks, threads](k0, k1, stride, dys, xs)
+    cuda.synchronize()
+    out = func(dys, xs) if name == "gelu_backward" else func(xs)
+    if hasattr(out, "block_until_ready"):       # JAX: asynchronous dispatch
+        out = out.block_until_ready()
+    cuda.synchronize()
+    if not hasattr(out, "copy_to_host"):        # not a numba device array
+        out = cuda.as_cuda_array(out)
+    if out.dtype != np.float32 or out.shape != (n,):
+        raise ValueError(f"the function under test returned {out.dtype} {out.shape}, "
+                         f"not float32 ({n},)")
+    return out
 
 
 def device_name() -> str:

@@ -99,7 +99,7 @@ def test_unknown_function():
 
 
 _PTX = r"""
-from numba import cuda, int64, float64
+from numba import cuda, float32, float64, int64
 if not cuda.is_available():
     import numba.cuda.dispatcher as dispatcher
 
@@ -107,11 +107,16 @@ if not cuda.is_available():
         compute_capability = (9, 0)
 
     dispatcher.get_current_device = lambda: _Device()
-from analysis.sweep_gpu import sweep_kernel
+from analysis.sweep_gpu import input_kernel, sweep_kernel
 for name in ("gelu", "gelu_backward"):
-    ptx, _ = cuda.compile_ptx(sweep_kernel(name).py_func,
-                              (int64, int64, int64, int64[:, ::1], float64[:, ::1]), cc=(9, 0))
-    assert ".entry" in ptx and ".local" not in ptx, name
+    for given in (False, True):
+        ptx, _ = cuda.compile_ptx(
+            sweep_kernel(name, given).py_func,
+            (int64, int64, int64, float32[::1], int64[:, ::1], float64[:, ::1]), cc=(9, 0))
+        assert ".entry" in ptx and ".local" not in ptx, (name, given)
+ptx, _ = cuda.compile_ptx(input_kernel.py_func, (int64, int64, int64, float32[::1],
+                                                  float32[::1]), cc=(9, 0))
+assert ".entry" in ptx
 print("ok")
 """
 
@@ -123,3 +128,83 @@ def test_kernels_compile_for_the_gpu():
                          text=True, timeout=900, cwd=root)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")
+
+
+# ------------------------------------------------------------------ peers
+
+def _own_peer(name, on_stream):
+    # gelu_numba.gpu's own function through the peers' path: a call on
+    # device arrays that returns a new device array
+    from analysis.gpu_peers import Peer
+    from gelu_numba import gpu
+    return Peer(f"own_{name}", name, ("float32",), getattr(gpu, name), on_stream)
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+def test_a_peer_is_swept_on_its_outputs(name):
+    stride = 2**32 // 61 + 1
+    peer = _own_peer(name, None)
+    got = sweep_gpu.sweep_gpu(name, stride, chunk=25, progress=False, func=peer.call,
+                              label=peer.name)
+    want = sweep_gpu.sweep_gpu(name, stride, chunk=25, progress=False)
+    assert got["function"] == peer.name
+    for key in ("checked", "max_ulp", "worst_input_hex", "correctly_rounded", "over_1ulp",
+                "nan_inputs", "special_mismatches"):
+        assert got[key] == want[key], key
+
+
+def test_a_wrong_peer_is_caught():
+    # the tanh form judged as GELU: the CPU sweep of the same callable
+    # against the independent reference says what the GPU sweep must find
+    from analysis.gpu_peers import Peer
+    from gelu_numba import approximations, gpu
+    stride = 2**32 // 53 + 1
+    peer = Peer("tanh_as_gelu", "gelu", ("float32",), gpu.gelu_tanh, None)
+    got = sweep_gpu.sweep_gpu("gelu", stride, progress=False, func=peer.call)
+    want = sf.sweep("gelu", stride, progress=False, func=approximations.gelu_tanh)
+    assert want["over_1ulp"] > 0
+    for key in ("checked", "over_1ulp", "worst_input_hex"):
+        assert got[key] == want[key], key
+    assert got["max_ulp"] == pytest.approx(want["max_ulp"], rel=1e-9)
+
+
+def test_a_peer_returning_the_wrong_dtype_is_refused():
+    from gelu_numba import gpu
+    with pytest.raises(ValueError, match="not float32"):
+        sweep_gpu.sweep_gpu("gelu", 2**30, progress=False,
+                            func=lambda x: gpu.gelu(x.copy_to_host().astype(np.float64)))
+
+
+def test_peers_not_installed_are_named():
+    from analysis import gpu_peers
+    ok, missing = gpu_peers.available()
+    assert set(ok) | set(missing) == set(gpu_peers.PEERS)
+    for why in missing.values():
+        assert "not installed" in why or "no CUDA" in why or "no GPU" in why
+    with pytest.raises(ValueError, match="unknown peer"):
+        gpu_peers.available(["nope"])
+
+
+def test_throughput_times_peers_on_the_same_buffers(tmp_path):
+    import contextlib
+
+    from numba import cuda
+
+    from analysis import gpu_throughput
+    from gelu_numba import gpu
+    peers = [_own_peer("gelu", lambda stream: contextlib.nullcontext()),
+             _own_peer("gelu_backward", None)]
+    rows = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu, peers=peers)
+    by = {(r["function"], r["dtype"]): r for r in rows}
+    assert set(by) == {("gelu", "float32"), ("gelu", "float64"), ("own_gelu", "float32"),
+                       ("own_gelu_backward", "float32")}
+    assert by[("own_gelu_backward", "float32")]["host_timed"]
+    assert not by[("own_gelu", "float32")]["host_timed"]
+    assert all(r["t_median"] > 0 for r in rows)
+    acc = {"gpu": "simulator", "results": [
+        sweep_gpu.sweep_gpu("gelu", 2**32 // 7 + 1, progress=False)]}
+    text = gpu_throughput.report({"name": "sim", "sms": 1, "cc": "9.0"}, rows, [], None, None,
+                                 {}, [], {"torch_gelu": "no CUDA"}, acc)
+    assert "`own_gelu_backward` (host-timed)" in text
+    assert "peer `torch_gelu` not measured: no CUDA" in text
+    assert "Exhaustive float32 accuracy on simulator" in text
