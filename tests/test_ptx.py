@@ -4,8 +4,8 @@ compiles them, so a kernel that the CUDA simulator runs as Python but that
 NVVM cannot type or compile fails here, in CI, not on the first GPU.
 
 Each compiled device function is checked for what makes a GPU kernel slow:
-local memory (spilled arrays, a tuple indexed at run time) and calls (a
-function NVVM did not inline).  One function of each kernel family, both
+local memory (spilled arrays, a tuple indexed at run time), calls (a
+function NVVM did not inline) and memory reads (coefficient tables).  One function of each kernel family, both
 dtypes, and every function of the normal-CDF family, whose float32 kernels
 must hold no FP64 instruction and no product or sum that ptxas could
 fuse.  Runs in a subprocess: the test session runs numba-cuda's simulator
@@ -52,6 +52,9 @@ for name in sys.argv[1:]:
         body = [l.strip() for l in ptx.splitlines()]
         out[f"{name} {ty}"] = {
             "local": sum(".local" in l for l in body),
+            # memory reads other than the parameters: coefficient tables
+            # (constant or global memory) read per element
+            "loads": sum(re.match(r"ld\.(?!param)", l) is not None for l in body),
             "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
             "fma_f64": sum(l.startswith("fma.rn.f64") for l in body),
             "fma_f32": sum(l.startswith("fma.rn.f32") for l in body),
@@ -78,6 +81,9 @@ def test_device_function_compiles_without_local_memory_or_calls(ptx_counts, name
         c = ptx_counts[f"{name} {dtype}"]
         assert c["local"] == 0, (name, dtype, c)
         assert c["calls"] == 0, (name, dtype, c)
+        # coefficients are immediates: no table read per element, which
+        # serialises across a warp whose elements need different rows
+        assert c["loads"] == 0, (name, dtype, c)
         if dtype == "float32" and name in FLOAT32_ARITHMETIC:
             # no FP64 instruction at all (most GPUs run FP64 at 1/32 to 1/64
             # of FP32), and nothing ptxas could contract into an FMA: the
