@@ -28,6 +28,12 @@ marked in the table).  ``--accuracy`` adds the exhaustive float32 results
 of a GPU sweep (``python -m analysis.sweep_float32 --device gpu --peers
 all --out SWEEP.json``) beside them.
 
+Host time per call: float32 ``gelu`` on ``--host-n`` elements (2**20)
+already on the device, called back to back on the default stream through
+the fast launch (with and without ``out=``), the general path, numba-cuda's
+dispatcher alone, and (with PyTorch CUDA) ``F.gelu`` and our function on
+PyTorch tensors.
+
 Also measured: the float32 CPU ufunc on 2**26 elements (one thread, and
 ``gelu_numba.parallel`` on every core), with ``out=`` preallocated, for the
 GPU/CPU ratio; ``--tune`` times a grid of launch configurations;
@@ -82,6 +88,8 @@ def parse_args(argv):
     p.add_argument("--accuracy", default=None,
                    help="JSON of a GPU sweep (analysis.sweep_float32 --device gpu --peers all "
                         "--out ...) to report beside the timings")
+    p.add_argument("--host-n", type=_sizes, default=[2**20],
+                   help="array size of the host-cost-per-call table (default 2**20)")
     p.add_argument("--out", help="also write the markdown report here")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.batch < 1:
@@ -180,6 +188,50 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=()):
     return rows
 
 
+def host_costs(cuda, gpu, n, rounds, batch):
+    """Host time per call of float32 ``gelu`` on ``n`` elements already on
+    the device, default stream: back-to-back calls, then one wait (the
+    kernel, about 3 µs at 2**20 on an H100, hides behind the host's
+    launches, so this is what the host spends per call).  The fast launch
+    with and without ``out=``, the general path it bypasses, numba-cuda's
+    dispatcher alone (the same kernel, launched as ``kernel[grid, block]``)
+    and, with PyTorch CUDA, a tensor's ``F.gelu`` and our function on
+    tensors.  Rows: ``(what, median s, min s)``."""
+    from gelu_numba.targets import cuda as target
+    f = gpu.gelu
+    x = cuda.to_device(np.random.default_rng(0).standard_normal(n).astype(np.float32))
+    out = cuda.device_array_like(x)
+    kernel = f.kernel("f", (True, 1, (1,), (True,)))
+    blocks, threads = target.launch_config(n)
+    fast = "fast launch" if target.FAST_LAUNCH else "fast launch off (simulator)"
+    calls = [(f"`gpu.gelu(x, out=out)`, numba arrays ({fast})", lambda: f(x, out=out)),
+             (f"`gpu.gelu(x)`, numba arrays, new output ({fast})", lambda: f(x)),
+             ("general path (numba-cuda import and dispatch; before the fast launch)",
+              lambda: f._call((x,), out, 0)),
+             ("numba-cuda dispatcher alone (`kernel[grid, block](x, out)`)",
+              lambda: kernel[blocks, threads](x, out))]
+    try:
+        import torch
+        if torch.cuda.is_available():
+            import torch.nn.functional as F
+            tx = torch.as_tensor(x, device="cuda")
+            tout = torch.empty_like(tx)
+            calls += [("PyTorch `F.gelu(t)` on a CUDA tensor", lambda: F.gelu(tx)),
+                      (f"`gpu.gelu(t, out=t_out)`, PyTorch tensors ({fast})",
+                       lambda: f(tx, out=tout)),
+                      (f"`gpu.gelu(t)`, PyTorch tensor, new numba output ({fast})",
+                       lambda: f(tx))]
+    except ImportError:
+        pass
+    rows = []
+    for label, call in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the dispatcher's occupancy warning)
+            t = _host_time(call, rounds, batch, cuda)
+        rows.append((label, *t))
+    return rows
+
+
 def _row(name, dt, n, t, nbytes, copy_bw, peer=False, host_timed=False):
     return {"function": name, "dtype": dt, "n": n, "t_median": t[0], "t_min": t[1],
             "gelem_s": n / t[0] / 1e9, "gb_s": nbytes / t[0] / 1e9,
@@ -241,7 +293,8 @@ def registers(gpu, names):
     return out
 
 
-def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accuracy=None):
+def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accuracy=None,
+           host=None):
     lines = [f"# GPU throughput: {dev['name']} ({dev['sms']} SMs, compute capability {dev['cc']})",
              "",
              f"`python -m analysis.gpu_throughput {' '.join(argv)}`, "
@@ -261,6 +314,13 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accu
                      f"| {r['copy_gb_s']:.3g} | {r['fraction']:.0%} |")
     for name, why in (missing or {}).items():
         lines.append(f"\n- peer `{name}` not measured: {why}")
+    if host:
+        rows_, n = host
+        lines += ["", f"## Host time per call (float32 `gelu`, {n} elements on the device, "
+                  "default stream)", "",
+                  "Back-to-back calls, then one wait; median (min) of the rounds.", "",
+                  "| call | µs per call | min |", "|---|---|---|"]
+        lines += [f"| {label} | {t * 1e6:.1f} | {tmin * 1e6:.1f} |" for label, t, tmin in rows_]
     if accuracy:
         lines += ["", f"## Exhaustive float32 accuracy on {accuracy.get('gpu', 'the GPU')} "
                   "(against gelu_numba's float64 GPU kernels)", "",
@@ -341,6 +401,8 @@ def main(argv=None):
             accuracy = json.load(fh)
     rows = measure(names, args.sizes, args.rounds, args.batch, cuda, gpu,
                    peers=list(peers.values()))
+    host_n = args.host_n[0] if not target.SIMULATOR else min(args.host_n[0], 64)
+    host = (host_costs(cuda, gpu, host_n, args.rounds, args.batch), host_n)
     extra = []
     if args.all_functions:
         others = [s for s in gpu.__all__ if s not in names and s != "device"]
@@ -351,7 +413,7 @@ def main(argv=None):
     tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else None
     regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names]) \
         if not target.SIMULATOR else {}
-    text = report(dev, rows, extra, cpu, tune_rows, regs, argv, missing, accuracy)
+    text = report(dev, rows, extra, cpu, tune_rows, regs, argv, missing, accuracy, host)
     print(text)
     if args.out:
         with open(args.out, "w") as fh:

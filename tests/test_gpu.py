@@ -281,6 +281,31 @@ def test_cuda_array_interface_objects_are_used_in_place():
     assert np.array_equal(dst.arr.copy_to_host(), gelu_numba.gelu_grad(x))
 
 
+@pytest.mark.skipif(SIMULATOR, reason="the fast launch needs the CUDA driver; its "
+                    "rules, glue and ABI are tested without one in tests/test_fast_launch.py")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_launch_is_taken_and_gives_the_general_paths_bits(dtype):
+    x = np.linspace(-30, 30, 4099).astype(dtype)
+    inputs = {"gelu": (x,), "gelu_backward": (np.cos(x).astype(dtype), x),
+              "gelu_general": (x, np.full_like(x, 0.5), np.full_like(x, 2.0))}
+    uint = np.uint32 if dtype == np.float32 else np.uint64
+    key = ("f" if dtype == np.float32 else "d", cuda.get_current_device().id)
+    for name, args in inputs.items():
+        f = getattr(gpu, name)
+        d = [dev(a) for a in args]
+        general = cuda.device_array_like(d[0])
+        f._call(d, general, 0)
+        expected = general.copy_to_host().view(uint)
+        assert np.array_equal(f(*d).copy_to_host().view(uint), expected)
+        assert f._fast[key] is not None, "the contiguous call did not take the fast launch"
+        stream, out = cuda.stream(), cuda.device_array_like(d[0])
+        assert f(*d, out=out, stream=stream) is out
+        stream.synchronize()
+        assert np.array_equal(out.copy_to_host().view(uint), expected)
+        two_d = [a.reshape(4099, 1) for a in d]
+        assert np.array_equal(f(*two_d).copy_to_host().ravel().view(uint), expected)
+
+
 def test_launch_configuration():
     blocks, threads = target.launch_config(10**8)
     if SIMULATOR:
@@ -402,6 +427,9 @@ def test_throughput_script_runs(tmp_path, capsys):
     assert text.startswith("# GPU throughput: ")
     for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64"):
         assert name in text
+    host = text.split("## Host time per call")[1]
+    for call in ("`gpu.gelu(x, out=out)`", "general path", "dispatcher alone"):
+        assert call in host
     assert "wrote" in capsys.readouterr().out
     assert gpu_throughput.main(["--functions", "nope"]) == 2
     with pytest.raises(SystemExit):

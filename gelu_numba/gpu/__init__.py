@@ -43,6 +43,16 @@ operands of one shape take a flat loop; strided and broadcast ones an N-D
 loop).  The launch uses 256 threads per block and at most 16 blocks per
 multiprocessor of the current device (:mod:`gelu_numba.targets.cuda`).
 
+Fast launches: when every operand (``out`` included) is a C-contiguous
+device array of the same shape and the same dtype, float32 or float64
+(numba's, CuPy's, PyTorch's: anything with ``__cuda_array_interface__``),
+the call skips numba-cuda's argument import and dispatcher and launches the
+compiled kernel directly; pass ``out=`` to skip the allocation too.  Host
+inputs, scalars, strides, broadcasting, mixed dtypes and arrays bound to
+another stream take the general path, as before.  The first fast launch
+of each function and dtype on a device is checked bit for bit against the
+general path on a probe (and disabled, with a warning, if they differ).
+
 Under numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1`` set before numba
 is imported) everything runs on the CPU, slowly; the test suite uses it
 when no GPU is present.  Requires ``pip install 'gelu-numba[cuda]'``.

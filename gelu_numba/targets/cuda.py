@@ -35,10 +35,29 @@ Launch configuration
     thread handles ``n / (blocks * threads)`` elements).  Under the CUDA
     simulator (``NUMBA_ENABLE_CUDASIM=1``), where every thread is a Python
     thread, four blocks of one thread.
+
+Fast launches
+    A call whose operands (``out`` included) all expose
+    ``__cuda_array_interface__`` with one float dtype and one shape,
+    C-contiguous, and need no ordering with another stream, is launched
+    below numba-cuda's dispatcher (:class:`FastLaunch`): the flat kernel is
+    compiled once per dtype and device for 1-D C-contiguous arrays, and each
+    call packs its pointers and length into numba's array ABI (per array:
+    meminfo, parent, nitems, itemsize, data, shape, strides) and hands them
+    to ``cuda.core.launch``, the call numba-cuda itself makes after its
+    typing and argument conversion (22.6 µs per call on an H100 for a tiny
+    kernel; importing a PyTorch tensor through ``cuda.as_cuda_array``, 138
+    µs).  Before its first use on a device each fast launcher runs a probe
+    through both paths and compares the bits; a difference (a numba-cuda
+    whose ABI moved) disables it with a warning.  Everything else (host
+    inputs, scalars, strides, broadcasting, mixed dtypes, a foreign
+    stream) takes the general path.  ``tests/test_fast_launch.py`` checks
+    the eligibility rules and, from the PTX, the ABI the packing assumes.
 """
 
 import math
 import warnings
+import weakref
 
 import numpy as np
 from numba import cuda
@@ -368,6 +387,7 @@ class GpuFunction:
         self.device = dev
         self.nin = nin
         self._kernels = {}
+        self._fast = {}
 
     def __repr__(self):
         return f"<gelu_numba.gpu.{self.__name__}>"
@@ -376,6 +396,14 @@ class GpuFunction:
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} input"
                             f"{'s' if self.nin > 1 else ''} ({len(args)} given)")
+        if FAST_LAUNCH:
+            done = self._fast_call(args, out, stream)
+            if done is not None:
+                return done
+        return self._call(args, out, stream)
+
+    def _call(self, args, out, stream):
+        """The general path: any operands numba-cuda can import."""
         views, loop = prepare_inputs(self.__name__, args, stream)
         shape = broadcast_shape(self.__name__, views)
         dst = prepare_out(self.__name__, out, shape, loop, stream)
@@ -386,6 +414,12 @@ class GpuFunction:
 
     def launch(self, views, dst, shape, loop, stream):
         views, target, layout = operands(views, dst, shape)
+        blocks, threads = launch_config(math.prod(shape))
+        launch(self.kernel(loop, layout), blocks, threads, stream, (*views, target))
+
+    def kernel(self, loop, layout):
+        """The ``@cuda.jit`` kernel of loop ``loop`` over operands laid out
+        as ``layout`` (see :func:`operands`), generated on first use."""
         key = (loop, layout, UNROLL)
         kernel = self._kernels.get(key)
         if kernel is None:
@@ -396,5 +430,202 @@ class GpuFunction:
                 kernel = generate(_ELEMENTWISE, scope,
                                   **loop_fields(layout, self.nin, 8))
             self._kernels[key] = kernel
-        blocks, threads = launch_config(math.prod(shape))
-        launch(kernel, blocks, threads, stream, (*views, target))
+        return kernel
+
+    def _fast_call(self, args, out, stream):
+        """The call below numba-cuda's dispatcher (see :class:`FastLaunch`),
+        or None where it does not apply."""
+        operands_ = fast_operands(args if out is None else (*args, out),
+                                  _stream_handle(stream), writable_last=out is not None)
+        if operands_ is None:
+            return None
+        loop, shape, n, pointers = operands_
+        launcher = self._fast_launcher(loop)
+        if launcher is None:
+            return None
+        if out is None:
+            out = cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
+            pointers = (*pointers, out.device_ctypes_pointer.value)
+        launcher(pointers, n, stream)
+        return out
+
+    def _fast_launcher(self, loop):
+        """This function's :class:`FastLaunch` for ``loop`` on the current
+        device: built and checked on first use, None if it failed its
+        check."""
+        key = (loop, _current_device_id())
+        try:
+            return self._fast[key]
+        except KeyError:
+            pass
+        flat = (True, 1, (1,) * self.nin, (True,) * self.nin)
+        why = None
+        try:
+            launcher = FastLaunch(self.kernel(loop, flat), self.nin, loop)
+            if not launcher.agrees(self, loop):
+                why = ("disagrees with numba-cuda's on a probe (has numba-cuda's "
+                       "kernel-argument ABI changed?)")
+        except (AttributeError, ImportError, TypeError) as e:
+            # (the numba-cuda internals it is built from have moved)
+            why = f"cannot be built with this numba-cuda ({type(e).__name__}: {e})"
+        if why is not None:
+            warnings.warn(f"gelu_numba.gpu.{self.__name__}: the fast launch {why}; "
+                          "using numba-cuda's launch", RuntimeWarning, stacklevel=4)
+            launcher = None
+        self._fast[key] = launcher
+        return launcher
+
+
+# ------------------------------------------------------------ fast launches
+
+#: whether calls may take :class:`FastLaunch` (never under the simulator,
+#: which has no driver)
+FAST_LAUNCH = not SIMULATOR
+#: ``__cuda_array_interface__`` typestr -> loop of the fast launch
+_FAST_LOOPS = {"<f4": "f", "<f8": "d"}
+
+
+def _stream_handle(stream):
+    """The driver handle of a launch stream (``0`` or a numba stream), or
+    None for anything else (which takes the general path)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return 0 if stream == 0 else None
+    handle = getattr(stream, "handle", None)
+    if handle is None or not hasattr(stream, "__cuda_stream__"):
+        return None
+    return int(handle)
+
+
+def fast_operands(arrays, stream_handle, writable_last=False):
+    """``(loop, shape, n, data pointers)`` if ``arrays`` can take the fast
+    launch, else None.
+
+    Each must expose ``__cuda_array_interface__`` (version 2 or 3) with the
+    same shape and the same float32 or float64 typestr, be C-contiguous
+    (``strides`` None or equal to the C strides), have no mask and, where it
+    names a stream, need no synchronisation with the launch stream
+    (``stream_handle``: its own handle, or the legacy and per-thread default
+    streams, 1 and 2, when the launch is on a default stream, which those
+    order themselves with).  ``writable_last``: the last array is ``out``
+    and must not be read-only.  Anything else is for the general path,
+    which imports through numba-cuda (and synchronises on a foreign
+    stream, as the interface asks).
+    """
+    if stream_handle is None:
+        return None
+    typestr = shape = None
+    pointers = []
+    for a in arrays:
+        try:
+            cai = a.__cuda_array_interface__
+        except AttributeError:
+            return None
+        if cai.get("mask") is not None:
+            return None
+        if typestr is None:
+            typestr, shape = cai["typestr"], tuple(cai["shape"])
+            if typestr not in _FAST_LOOPS:
+                return None
+        elif cai["typestr"] != typestr or tuple(cai["shape"]) != shape:
+            return None
+        strides = cai.get("strides")
+        if strides is not None and tuple(strides) != _c_strides(shape, int(typestr[2:])):
+            return None
+        s = cai.get("stream")
+        if s is not None and s != stream_handle and not (
+                stream_handle in (0, 1, 2) and s in (1, 2)):
+            return None
+        pointers.append(cai["data"][0])
+    if writable_last and cai["data"][1]:
+        return None
+    n = math.prod(shape)
+    if n == 0:
+        return None
+    return _FAST_LOOPS[typestr], shape, n, tuple(pointers)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def pack_arguments(pointers, n, itemsize):
+    """The kernel parameters of the flat loop over 1-D C-contiguous arrays
+    of ``n`` elements at ``pointers``: numba's array data model, per array
+    ``(meminfo, parent, nitems, itemsize, data, shape[0], strides[0])``, each
+    a pointer-sized integer (as numba-cuda's own ``_Kernel.launch`` passes
+    them); meminfo and parent are null on the device."""
+    args = []
+    for p in pointers:
+        args += (0, 0, n, itemsize, p, n, itemsize)
+    return args
+
+
+def _current_device_id():
+    return _devices.get_context().device.id
+
+
+if FAST_LAUNCH:  # (the simulator has no driver module)
+    from numba.cuda.cudadrv import devices as _devices
+
+
+class FastLaunch:
+    """The flat kernel of one function, dtype and device, launched through
+    ``cuda.core.launch`` with arguments packed by :func:`pack_arguments`.
+
+    Built from numba-cuda's compiled kernel for the signature
+    ``(array(dtype, 1d, C),) * (nin + 1)``, the one its dispatcher compiles
+    for contiguous 1-D device arrays; grid configurations and the stream
+    objects of ``cuda.core`` are cached (streams weakly, per numba stream).
+    """
+
+    def __init__(self, dispatcher, nin, loop):
+        from cuda.core import LaunchConfig, launch as core_launch
+        from numba.cuda.cudadrv import driver
+
+        dtype = types.float32 if loop == "f" else types.float64
+        compiled = dispatcher.compile((types.Array(dtype, 1, "C"),) * (nin + 1))
+        self._kernel = compiled._codelibrary.get_cufunc().kernel
+        self._itemsize = np.dtype(_FLOAT[loop]).itemsize
+        self._max_blocks = _sm_count() * BLOCKS_PER_SM  # (of this device)
+        self._launch = core_launch
+        self._config = LaunchConfig
+        self._configs = {}
+        self._to_core_stream = driver._to_core_stream
+        self._default_stream = driver._to_core_stream(0)
+        self._streams = weakref.WeakKeyDictionary()
+
+    def __call__(self, pointers, n, stream):
+        blocks = min(-(-n // THREADS_PER_BLOCK), self._max_blocks)
+        config = self._configs.get(blocks)
+        if config is None:
+            config = self._configs[blocks] = self._config(
+                grid=blocks, block=THREADS_PER_BLOCK)
+        if isinstance(stream, int):  # (0: _stream_handle admits no other int)
+            core_stream = self._default_stream
+        else:
+            core_stream = self._streams.get(stream)
+            if core_stream is None:
+                core_stream = self._streams[stream] = self._to_core_stream(stream)
+        self._launch(core_stream, config, self._kernel,
+                     *pack_arguments(pointers, n, self._itemsize))
+
+    def agrees(self, function, loop):
+        """Whether this launcher and the general path give the same bits on
+        a probe of special and ordinary values (every input set to it)."""
+        dtype = _FLOAT[loop]
+        probe = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -3.5, 7.25, -10.0, 40.0,
+                          -40.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan]
+                         + list(np.linspace(-8, 8, 1009)), dtype=dtype)
+        x = cuda.to_device(probe)
+        fast, slow = cuda.device_array_like(x), cuda.device_array_like(x)
+        pointers = (x.device_ctypes_pointer.value,) * function.nin + (
+            fast.device_ctypes_pointer.value,)
+        self(pointers, probe.size, 0)
+        function._call((x,) * function.nin, slow, 0)
+        uint = np.uint32 if loop == "f" else np.uint64
+        return np.array_equal(fast.copy_to_host().view(uint),
+                              slow.copy_to_host().view(uint))

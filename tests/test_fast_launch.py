@@ -1,0 +1,248 @@
+"""The fast launch of gelu_numba.gpu (``gelu_numba.targets.cuda.FastLaunch``).
+
+Without a GPU the launch itself cannot run (the simulator has no driver and
+no fast path), so what is checked here is what it rests on:
+
+* which calls may take it (:func:`fast_operands`): contiguous device arrays
+  of one float dtype and one shape, on a stream they need no
+  synchronisation with; everything else goes the general way;
+* the kernel-argument ABI that :func:`pack_arguments` writes, read from
+  numba-cuda itself: the CUDA target's data model of a 1-D C-contiguous
+  array, and the PTX of the very kernels the fast path launches (how many
+  8-byte parameters, which of them the kernel reads).
+
+On a GPU, every contiguous call of ``tests/test_gpu.py`` takes the fast
+path, and each launcher compares its bits with the general path's on a
+probe before its first use.
+"""
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from gelu_numba.targets import cuda as target
+
+
+class Cai:
+    """An object exposing only ``__cuda_array_interface__``."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7000, readonly=False,
+                 **extra):
+        self.__cuda_array_interface__ = dict(
+            shape=shape, typestr=typestr, strides=strides, data=(ptr, readonly),
+            version=3, **extra)
+
+
+def test_contiguous_arrays_of_one_dtype_take_it():
+    x, out = Cai((4, 5), ptr=0x1000), Cai((4, 5), ptr=0x2000)
+    assert target.fast_operands((x, out), 0) == ("f", (4, 5), 20, (0x1000, 0x2000))
+    x64 = Cai((3,), "<f8", strides=(8,), ptr=0x10)
+    assert target.fast_operands((x64, x64), 0) == ("d", (3,), 3, (0x10, 0x10))
+    # C strides spelled out are the same layout as None
+    assert target.fast_operands((Cai((2, 3), strides=(12, 4)),), 0)[0] == "f"
+    # a 0-d array is one element
+    assert target.fast_operands((Cai(()), Cai(())), 0)[1:3] == ((), 1)
+
+
+@pytest.mark.parametrize("arrays", [
+    (Cai((4, 5)), Cai((4, 5), strides=(4, 16))),        # F order
+    (Cai((8,), strides=(8,)), Cai((8,))),                # every other element
+    (Cai((4,)), Cai((4,), "<f8")),                       # mixed dtypes
+    (Cai((4,), "<i4"), Cai((4,), "<i4")),                # not a float loop
+    (Cai((4,), ">f4"), Cai((4,), ">f4")),                # big-endian
+    (Cai((4,), "<f2"), Cai((4,), "<f2")),                # float16 casts
+    (Cai((1, 4)), Cai((4, 4))),                          # broadcasting
+    (Cai((4,)), Cai((4,), mask=Cai((4,), "|b1"))),       # masked
+    (np.zeros(4, np.float32), Cai((4,))),                # a host array
+    (1.0, Cai((4,))),                                    # a scalar
+    (Cai((0,)), Cai((0,))),                              # empty
+], ids=["F-order", "strided", "mixed", "int", "big-endian", "float16",
+        "broadcast", "mask", "host", "scalar", "empty"])
+def test_anything_else_takes_the_general_path(arrays):
+    assert target.fast_operands(arrays, 0) is None
+
+
+def test_streams():
+    # an array that names a stream other than the launch's needs the general
+    # path's synchronisation; the default streams order themselves
+    on = lambda s: Cai((4,), stream=s)  # noqa: E731
+    assert target.fast_operands((on(0x55), Cai((4,))), 0) is None
+    assert target.fast_operands((on(0x55), Cai((4,))), 0x55) is not None
+    for default in (1, 2):
+        assert target.fast_operands((on(default), Cai((4,))), 0) is not None
+        assert target.fast_operands((on(default), Cai((4,))), 0x55) is None
+    # launch streams: 0, or a stream object with a handle
+    assert target._stream_handle(0) == 0
+    assert target._stream_handle(3) is None
+    assert target._stream_handle(False) is None
+
+    class Stream:
+        handle = 0x55
+
+        def __cuda_stream__(self):
+            return (0, self.handle)
+
+    assert target._stream_handle(Stream()) == 0x55
+    assert target._stream_handle(object()) is None
+    assert target.fast_operands((Cai((4,)),), None) is None
+
+
+def test_out_must_be_writable():
+    x, out = Cai((4,)), Cai((4,), readonly=True)
+    assert target.fast_operands((x, out), 0, writable_last=True) is None
+    assert target.fast_operands((out, x), 0, writable_last=True) is not None
+
+
+def test_packing_follows_numba_array_fields():
+    packed = target.pack_arguments((0xA0, 0xB0), 1000, 4)
+    fields = dict(zip(ABI_FIELDS, packed[:7])), dict(zip(ABI_FIELDS, packed[7:]))
+    for f, ptr in zip(fields, (0xA0, 0xB0)):
+        assert f == {"meminfo": 0, "parent": 0, "nitems": 1000, "itemsize": 4,
+                     "data": ptr, "shape": 1000, "strides": 4}
+    assert len(packed) == 14
+
+
+#: numba's array data model, in the order of its kernel parameters (checked
+#: against numba-cuda below)
+ABI_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
+
+_CODE = r"""
+import json, re, sys
+from numba import cuda
+from numba.core import types
+if not cuda.is_available():
+    # (as in tests/test_ptx.py: compile_ptx asks for the current device)
+    import numba.cuda.dispatcher as dispatcher
+
+    class _Device:
+        compute_capability = (9, 0)
+
+    dispatcher.get_current_device = lambda: _Device()
+from numba.cuda.descriptor import cuda_target
+from gelu_numba import gpu
+
+model = cuda_target.target_context.data_model_manager.lookup(
+    types.Array(types.float32, 1, "C"))
+out = {"fields": list(model._fields)}
+for name in sys.argv[1:]:
+    f = getattr(gpu, name)
+    for loop, ty in (("f", types.float32), ("d", types.float64)):
+        flat = (True, 1, (1,) * f.nin, (True,) * f.nin)
+        kernel = f.kernel(loop, flat)
+        ptx, _ = cuda.compile_ptx(kernel.py_func, (types.Array(ty, 1, "C"),) * (f.nin + 1),
+                                  cc=(9, 0))
+        out[f"{name} {loop}"] = {
+            "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
+            "read": sorted({int(m) for m in re.findall(
+                r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
+        }
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def abi():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", _CODE, "gelu", "gelu_backward", "gelu_general"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_numba_array_model_is_what_the_packing_writes(abi):
+    assert tuple(abi["fields"]) == ABI_FIELDS
+
+
+@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2), ("gelu_general", 3)])
+@pytest.mark.parametrize("loop", ["f", "d"])
+def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
+    entry = abi[f"{name} {loop}"]
+    arrays = nin + 1
+    # one 8-byte parameter per field (shape and strides have one entry in 1-D)
+    assert entry["params"] == ["u64"] * (7 * arrays)
+    read = entry["read"]
+    # every array's data pointer is read, and nothing but what the packing
+    # fills with the array's own values (never meminfo or parent)
+    assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
+    used = {ABI_FIELDS[p % 7] for p in read}
+    assert used <= {"nitems", "data", "shape", "strides"}
+    assert "nitems" in used or "shape" in used  # the loop's length
+
+
+def test_simulator_has_no_fast_path():
+    assert target.FAST_LAUNCH == (not target.SIMULATOR)
+
+
+class Recorder:
+    """Stands in for FastLaunch (no driver here): records each launch."""
+
+    launches = []
+    agree = True
+
+    def __init__(self, dispatcher, nin, loop):
+        self.nin, self.loop = nin, loop
+
+    def __call__(self, pointers, n, stream):
+        Recorder.launches.append((self.loop, pointers, n, stream))
+
+    def agrees(self, function, loop):
+        return Recorder.agree
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """The fast path's glue with the driver calls replaced."""
+    from gelu_numba import gpu
+
+    monkeypatch.setattr(target, "FAST_LAUNCH", True)
+    monkeypatch.setattr(target, "FastLaunch", Recorder)
+    monkeypatch.setattr(target, "_current_device_id", lambda: 0)
+    allocated = []
+
+    def device_array(shape, dtype, stream=0):
+        array = Cai(shape, np.dtype(dtype).str, ptr=0x9000)
+        array.device_ctypes_pointer = ctypes.c_void_p(0x9000)  # (numba's)
+        allocated.append(array)
+        return array
+
+    monkeypatch.setattr(target.cuda, "device_array", device_array)
+    Recorder.launches, Recorder.agree = [], True
+    fresh = {name: target.GpuFunction(name, getattr(gpu, name).device, getattr(gpu, name).nin, "")
+             for name in ("gelu", "gelu_backward")}
+    return fresh, allocated
+
+
+def test_fast_call_launches_inputs_then_out(fake_driver):
+    f, allocated = fake_driver
+    x, dy, out = Cai((2, 3), ptr=0x100), Cai((2, 3), ptr=0x200), Cai((2, 3), ptr=0x300)
+    assert f["gelu_backward"](dy, x, out=out) is out
+    assert Recorder.launches == [("f", (0x200, 0x100, 0x300), 6, 0)]
+    result = f["gelu"](Cai((5,), "<f8", ptr=0x400))
+    assert result is allocated[-1]
+    assert result.__cuda_array_interface__["typestr"] == "<f8"
+    assert Recorder.launches[-1] == ("d", (0x400, 0x9000), 5, 0)
+
+
+def test_a_launcher_that_disagrees_is_dropped(fake_driver):
+    f, _ = fake_driver
+    Recorder.agree = False
+    with pytest.warns(RuntimeWarning, match="fast launch disagrees"):
+        assert f["gelu"]._fast_launcher("f") is None
+    assert f["gelu"]._fast_launcher("f") is None   # decided once per device
+    assert Recorder.launches == []
+
+
+def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
+    f, _ = fake_driver
+
+    def moved(*args):
+        raise AttributeError("'_Kernel' object has no attribute '_codelibrary'")
+
+    monkeypatch.setattr(target, "FastLaunch", moved)
+    with pytest.warns(RuntimeWarning, match="cannot be built.*_codelibrary"):
+        assert f["gelu"]._fast_launcher("d") is None
