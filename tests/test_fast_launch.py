@@ -246,3 +246,33 @@ def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
     monkeypatch.setattr(target, "FastLaunch", moved)
     with pytest.warns(RuntimeWarning, match="cannot be built.*_codelibrary"):
         assert f["gelu"]._fast_launcher("d") is None
+
+
+def test_fast_launch_call_packs_and_caches():
+    """FastLaunch.__call__ with cuda.core's launch and stream conversion
+    replaced: the grid, the stream and the packed words it hands over."""
+    calls, converted = [], []
+    launcher = object.__new__(target.FastLaunch)
+    launcher._kernel, launcher._itemsize, launcher._max_blocks = "kernel", 8, 100
+    launcher._launch = lambda *a: calls.append(a)
+    launcher._config = lambda grid, block: ("config", grid, block)
+    launcher._configs = {}
+    launcher._default_stream = "default"
+    launcher._to_core_stream = lambda s: converted.append(s) or f"core {s.handle}"
+    launcher._streams = target.weakref.WeakKeyDictionary()
+
+    class Stream:
+        handle = 7
+
+    launcher((0x10, 0x20), 1000, 0)
+    blocks = -(-1000 // target.THREADS_PER_BLOCK)
+    assert calls[-1] == ("default", ("config", blocks, target.THREADS_PER_BLOCK), "kernel",
+                         *target.pack_arguments((0x10, 0x20), 1000, 8))
+    launcher((0x10, 0x20), 10**9, 0)                 # the grid is capped
+    assert calls[-1][1] == ("config", 100, target.THREADS_PER_BLOCK)
+    stream = Stream()
+    launcher((0x10, 0x20), 1000, stream)
+    launcher((0x10, 0x20), 1000, stream)
+    assert [c[0] for c in calls[-2:]] == ["core 7", "core 7"]
+    assert converted == [stream]                     # converted once, then cached
+    assert set(launcher._configs) == {blocks, 100}
