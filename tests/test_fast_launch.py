@@ -276,3 +276,13 @@ def test_fast_launch_call_packs_and_caches():
     assert [c[0] for c in calls[-2:]] == ["core 7", "core 7"]
     assert converted == [stream]                     # converted once, then cached
     assert set(launcher._configs) == {blocks, 100}
+
+    class Slotted:  # takes no weak reference (like cuda.core's Stream)
+        __slots__ = ("handle",)
+
+    slotted = Slotted()
+    slotted.handle = 9
+    launcher((0x10, 0x20), 1000, slotted)
+    launcher((0x10, 0x20), 1000, slotted)
+    assert [c[0] for c in calls[-2:]] == ["core 9", "core 9"]
+    assert converted == [stream, slotted, slotted]

@@ -579,7 +579,8 @@ class FastLaunch:
     Built from numba-cuda's compiled kernel for the signature
     ``(array(dtype, 1d, C),) * (nin + 1)``, the one its dispatcher compiles
     for contiguous 1-D device arrays; grid configurations and the stream
-    objects of ``cuda.core`` are cached (streams weakly, per numba stream).
+    objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
+    that takes no weak reference is converted on each call).
     """
 
     def __init__(self, dispatcher, nin, loop):
@@ -607,9 +608,14 @@ class FastLaunch:
         if isinstance(stream, int):  # (0: _stream_handle admits no other int)
             core_stream = self._default_stream
         else:
-            core_stream = self._streams.get(stream)
-            if core_stream is None:
-                core_stream = self._streams[stream] = self._to_core_stream(stream)
+            try:
+                core_stream = self._streams[stream]
+            except (KeyError, TypeError):
+                core_stream = self._to_core_stream(stream)
+                try:
+                    self._streams[stream] = core_stream
+                except TypeError:
+                    pass  # (no weak reference to it, as to cuda.core's own streams)
         self._launch(core_stream, config, self._kernel,
                      *pack_arguments(pointers, n, self._itemsize))
 
