@@ -182,10 +182,12 @@ class Recorder:
     """Stands in for FastLaunch (no driver here): records each launch."""
 
     launches = []
+    built = []
     agree = True
 
     def __init__(self, dispatcher, nin, loop):
         self.nin, self.loop = nin, loop
+        Recorder.built.append((loop, dispatcher))
 
     def __call__(self, pointers, n, stream):
         Recorder.launches.append((self.loop, pointers, n, stream))
@@ -211,7 +213,7 @@ def fake_driver(monkeypatch):
         return array
 
     monkeypatch.setattr(target.cuda, "device_array", device_array)
-    Recorder.launches, Recorder.agree = [], True
+    Recorder.launches, Recorder.built, Recorder.agree = [], [], True
     fresh = {name: target.GpuFunction(name, getattr(gpu, name).device, getattr(gpu, name).nin, "")
              for name in ("gelu", "gelu_backward")}
     return fresh, allocated
@@ -254,6 +256,7 @@ def test_fast_launch_call_packs_and_caches():
     calls, converted = [], []
     launcher = object.__new__(target.FastLaunch)
     launcher._kernel, launcher._itemsize, launcher._max_blocks = "kernel", 8, 100
+    launcher._threads = 128
     launcher._launch = lambda *a: calls.append(a)
     launcher._config = lambda grid, block: ("config", grid, block)
     launcher._configs = {}
@@ -265,11 +268,11 @@ def test_fast_launch_call_packs_and_caches():
         handle = 7
 
     launcher((0x10, 0x20), 1000, 0)
-    blocks = -(-1000 // target.THREADS_PER_BLOCK)
-    assert calls[-1] == ("default", ("config", blocks, target.THREADS_PER_BLOCK), "kernel",
+    blocks = -(-1000 // 128)
+    assert calls[-1] == ("default", ("config", blocks, 128), "kernel",
                          *target.pack_arguments((0x10, 0x20), 1000, 8))
     launcher((0x10, 0x20), 10**9, 0)                 # the grid is capped
-    assert calls[-1][1] == ("config", 100, target.THREADS_PER_BLOCK)
+    assert calls[-1][1] == ("config", 100, 128)
     stream = Stream()
     launcher((0x10, 0x20), 1000, stream)
     launcher((0x10, 0x20), 1000, stream)
@@ -286,3 +289,19 @@ def test_fast_launch_call_packs_and_caches():
     launcher((0x10, 0x20), 1000, slotted)
     assert [c[0] for c in calls[-2:]] == ["core 9", "core 9"]
     assert converted == [stream, slotted, slotted]
+
+
+def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
+    # (analysis.gpu_throughput --tune changes them between measurements)
+    f, _ = fake_driver
+    x = Cai((8,))
+    f["gelu"](x)
+    f["gelu"](x)
+    monkeypatch.setattr(target, "UNROLL", 2)
+    f["gelu"](x)
+    monkeypatch.setattr(target, "THREADS_PER_BLOCK", 512)
+    f["gelu"](x)
+    assert len(Recorder.built) == 3
+    # each with the kernel of the unroll factor of its time
+    assert Recorder.built[0][1] is not Recorder.built[1][1]
+    assert Recorder.built[1][1] is Recorder.built[2][1]

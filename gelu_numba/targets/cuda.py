@@ -451,9 +451,9 @@ class GpuFunction:
 
     def _fast_launcher(self, loop):
         """This function's :class:`FastLaunch` for ``loop`` on the current
-        device: built and checked on first use, None if it failed its
-        check."""
-        key = (loop, _current_device_id())
+        device and the current launch constants: built and checked on first
+        use, None if it failed its check."""
+        key = (loop, _current_device_id(), UNROLL, THREADS_PER_BLOCK, BLOCKS_PER_SM)
         try:
             return self._fast[key]
         except KeyError:
@@ -578,7 +578,9 @@ class FastLaunch:
 
     Built from numba-cuda's compiled kernel for the signature
     ``(array(dtype, 1d, C),) * (nin + 1)``, the one its dispatcher compiles
-    for contiguous 1-D device arrays; grid configurations and the stream
+    for contiguous 1-D device arrays, with the launch constants
+    (``UNROLL``, ``THREADS_PER_BLOCK``, ``BLOCKS_PER_SM``) of the time it is
+    built; grid configurations and the stream
     objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
     that takes no weak reference is converted on each call).
     """
@@ -591,6 +593,7 @@ class FastLaunch:
         compiled = dispatcher.compile((types.Array(dtype, 1, "C"),) * (nin + 1))
         self._kernel = compiled._codelibrary.get_cufunc().kernel
         self._itemsize = np.dtype(_FLOAT[loop]).itemsize
+        self._threads = THREADS_PER_BLOCK
         self._max_blocks = _sm_count() * BLOCKS_PER_SM  # (of this device)
         self._launch = core_launch
         self._config = LaunchConfig
@@ -600,11 +603,10 @@ class FastLaunch:
         self._streams = weakref.WeakKeyDictionary()
 
     def __call__(self, pointers, n, stream):
-        blocks = min(-(-n // THREADS_PER_BLOCK), self._max_blocks)
+        blocks = min(-(-n // self._threads), self._max_blocks)
         config = self._configs.get(blocks)
         if config is None:
-            config = self._configs[blocks] = self._config(
-                grid=blocks, block=THREADS_PER_BLOCK)
+            config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
         if isinstance(stream, int):  # (0: _stream_handle admits no other int)
             core_stream = self._default_stream
         else:
