@@ -201,7 +201,7 @@ def host_costs(cuda, gpu, n, rounds, batch):
     f = gpu.gelu
     x = cuda.to_device(np.random.default_rng(0).standard_normal(n).astype(np.float32))
     out = cuda.device_array_like(x)
-    kernel = f.kernel("f", (True, 1, (1,), (True,)))
+    kernel = f.kernel("f", target.flat_layout(1))
     blocks, threads = target.launch_config(n)
     fast = "fast launch" if target.FAST_LAUNCH else "fast launch off (simulator)"
     calls = [(f"`gpu.gelu(x, out=out)`, numba arrays ({fast})", lambda: f(x, out=out)),

@@ -125,6 +125,7 @@ if not cuda.is_available():
     dispatcher.get_current_device = lambda: _Device()
 from numba.cuda.descriptor import cuda_target
 from gelu_numba import gpu
+from gelu_numba.targets import cuda as target
 
 model = cuda_target.target_context.data_model_manager.lookup(
     types.Array(types.float32, 1, "C"))
@@ -132,8 +133,7 @@ out = {"fields": list(model._fields)}
 for name in sys.argv[1:]:
     f = getattr(gpu, name)
     for loop, ty in (("f", types.float32), ("d", types.float64)):
-        flat = (True, 1, (1,) * f.nin, (True,) * f.nin)
-        kernel = f.kernel(loop, flat)
+        kernel = f.kernel(loop, target.flat_layout(f.nin))
         ptx, _ = cuda.compile_ptx(kernel.py_func, (types.Array(ty, 1, "C"),) * (f.nin + 1),
                                   cc=(9, 0))
         out[f"{name} {loop}"] = {

@@ -363,6 +363,12 @@ def operands(views, dst, shape):
     return views, target, layout
 
 
+def flat_layout(nin):
+    """The layout (see :func:`operands`) of ``nin`` inputs and the output
+    as 1-D views of one length: the flat loop's."""
+    return (True, 1, (1,) * nin, (True,) * nin)
+
+
 def _contiguous_order(views):
     """``"C"`` or ``"F"`` if every view is contiguous in that order."""
     for order, test in (("C", "is_c_contiguous"), ("F", "is_f_contiguous")):
@@ -453,15 +459,14 @@ class GpuFunction:
         """This function's :class:`FastLaunch` for ``loop`` on the current
         device and the current launch constants: built and checked on first
         use, None if it failed its check."""
-        key = (loop, _current_device_id(), UNROLL, THREADS_PER_BLOCK, BLOCKS_PER_SM)
+        key = fast_key(loop)
         try:
             return self._fast[key]
         except KeyError:
             pass
-        flat = (True, 1, (1,) * self.nin, (True,) * self.nin)
         why = None
         try:
-            launcher = FastLaunch(self.kernel(loop, flat), self.nin, loop)
+            launcher = FastLaunch(self.kernel(loop, flat_layout(self.nin)), self.nin, loop)
             if not launcher.agrees(self, loop):
                 why = ("disagrees with numba-cuda's on a probe (has numba-cuda's "
                        "kernel-argument ABI changed?)")
@@ -482,7 +487,13 @@ class GpuFunction:
 #: which has no driver)
 FAST_LAUNCH = not SIMULATOR
 #: ``__cuda_array_interface__`` typestr -> loop of the fast launch
-_FAST_LOOPS = {"<f4": "f", "<f8": "d"}
+_FAST_LOOPS = {dtype.newbyteorder("<").str: loop for loop, dtype in _FLOAT.items()}
+
+
+def fast_key(loop):
+    """The key of a :class:`FastLaunch` in ``GpuFunction._fast``: the loop,
+    the current device and the launch constants."""
+    return (loop, _current_device_id(), UNROLL, THREADS_PER_BLOCK, BLOCKS_PER_SM)
 
 
 def _stream_handle(stream):
@@ -634,6 +645,4 @@ class FastLaunch:
             fast.device_ctypes_pointer.value,)
         self(pointers, probe.size, 0)
         function._call((x,) * function.nin, slow, 0)
-        uint = np.uint32 if loop == "f" else np.uint64
-        return np.array_equal(fast.copy_to_host().view(uint),
-                              slow.copy_to_host().view(uint))
+        return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()
