@@ -64,6 +64,21 @@ if importlib.util.find_spec("numba_cuda") is None:
     raise ImportError("gelu_numba.gpu needs numba-cuda: "
                       "pip install 'gelu-numba[cuda]'")
 
+try:
+    from numba import cuda as _cuda  # noqa: E402, F401
+except AttributeError as _exc:
+    # numba-cuda 0.30.4 registers np.row_stack at import, and NumPy 2.5
+    # removed it: an AttributeError from deep inside numba-cuda otherwise
+    import importlib.metadata as _md
+
+    import numpy as _np
+
+    raise ImportError(
+        f"gelu_numba.gpu: numba-cuda {_md.version('numba-cuda')} does not import under "
+        f"NumPy {_np.__version__} ({_exc}); install a NumPy it supports "
+        "(pip install 'numpy<2.5' for numba-cuda 0.30.x) or a numba-cuda release "
+        "made for this NumPy") from _exc
+
 from gelu_numba import catalog  # noqa: E402
 from gelu_numba.gpu import device  # noqa: E402
 from gelu_numba.gpu.soi import soi_map  # noqa: E402

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The GPU measurements of issue 14, in steps that each fit one 10-minute call
+# on a lent H100/H200 (the device tool's limit), run from the repository root:
+#
+#     bash analysis/on_gpu.sh sweep throughput     # then, in a second call:
+#     bash analysis/on_gpu.sh tests
+#
+# Steps (in the order given; 'all' = env sweep throughput sass tests):
+#   env         nvidia-smi, Python and library versions (always run first)
+#   sweep       all 2^32 float32 inputs of the six float32 GPU kernels and of
+#               the peers (PyTorch, JAX, CuPy) against the float64 GPU kernel
+#               -> $OUT/sweep_float32_gpu.json
+#   throughput  kernel time against the device-to-device copy at 2^20, 2^26,
+#               2^28 (ours, the peers, the launch grid), host time per call,
+#               the sweep's accuracy beside it -> $OUT/gpu_throughput.md
+#   tests       the GPU tests on the device (bit equality with the CPU
+#               compilation, the fast launch taken and equal, the sweep)
+#   sass        analysis.gpu_sass's static estimate, to set beside the timings
+# Each step's output goes to $OUT/STEP.log and to stdout.  A step runs under
+# the smaller of STEP_LIMIT_S (default 400 s) and what is left of TOTAL_S
+# (default 570 s: the whole script inside one 600-s call); one that fails or
+# runs out of time is reported and the next one runs, one with under 20 s
+# left is skipped and counted as failed; the exit status is the number of
+# failed steps.
+#
+# OUT: where the results go (the device tool sets it; default
+# analysis/results/gpu_run).  PYTHON: the interpreter (default python3).
+#
+# NumPy: numba-cuda 0.30.4 does not import under NumPy 2.5 (it registers
+# np.row_stack, which 2.5 removed), and the device image has NumPy 2.5.
+# Wheels in .whl/ (for instance numpy 2.4, downloaded for cp312 as the
+# device README says) are installed into /tmp/site first and put on
+# PYTHONPATH; without them, and only under NumPy >= 2.5, a sitecustomize in
+# /tmp/site restores np.row_stack as np.vstack for these processes (a
+# measurement shim; gelu_numba itself never patches NumPy).
+set -u -o pipefail
+
+OUT=${OUT:-analysis/results/gpu_run}
+PYTHON=${PYTHON:-python3}
+LIMIT=${STEP_LIMIT_S:-400}
+DEADLINE=$((SECONDS + ${TOTAL_S:-570}))
+SITE=/tmp/site
+mkdir -p "$OUT" "$SITE"
+export PYTHONUNBUFFERED=1
+export PYTHONPATH="$SITE:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+
+if compgen -G ".whl/*.whl" >/dev/null; then
+    "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+        --upgrade --target "$SITE" .whl/*.whl || exit 1
+elif "$PYTHON" -c 'import numpy, sys; sys.exit(not hasattr(numpy, "row_stack"))'; then
+    :
+else
+    cat >"$SITE/sitecustomize.py" <<'EOF'
+# analysis/on_gpu.sh: numba-cuda 0.30.4 registers np.row_stack, gone in NumPy 2.5
+import numpy
+if not hasattr(numpy, "row_stack"):
+    numpy.row_stack = numpy.vstack
+EOF
+    echo "on_gpu: NumPy $("$PYTHON" -c 'import numpy; print(numpy.__version__)') has no row_stack: shimmed for numba-cuda"
+fi
+
+failed=0
+step() {    # step NAME COMMAND...: run with the time limit, log, report
+    local name=$1 rc start limit=$((DEADLINE - SECONDS - 15))
+    shift
+    [ "$limit" -gt "$LIMIT" ] && limit=$LIMIT
+    if [ "$limit" -lt 20 ]; then
+        echo "== $name: skipped, ${limit} s left of TOTAL_S" | tee "$OUT/$name.log"
+        failed=$((failed + 1))
+        return
+    fi
+    echo "== $name (limit $limit s): $*"
+    start=$SECONDS
+    timeout --signal=INT --kill-after=10 "$limit" "$@" 2>&1 | tee "$OUT/$name.log"
+    rc=$?
+    echo "== $name: exit $rc after $((SECONDS - start)) s" | tee -a "$OUT/$name.log"
+    [ "$rc" -eq 0 ] || failed=$((failed + 1))
+}
+
+steps=("$@")
+[ ${#steps[@]} -eq 0 ] && steps=(all)
+[ "${steps[*]}" = all ] && steps=(sweep throughput sass tests)
+
+step env bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv;
+    $PYTHON -c 'import sys, numpy, numba, numba_cuda; from numba import cuda
+print(sys.version.split()[0], \"numpy\", numpy.__version__, \"numba\", numba.__version__,
+      \"numba-cuda\", numba_cuda.__version__)
+print(cuda.get_current_device().name, \"cc\", cuda.get_current_device().compute_capability)'"
+
+for s in "${steps[@]}"; do
+    case $s in
+        sweep)
+            step sweep "$PYTHON" -m analysis.sweep_float32 --device gpu --peers all --no-progress \
+                --out "$OUT/sweep_float32_gpu.json" ;;
+        throughput)
+            acc=()
+            [ -f "$OUT/sweep_float32_gpu.json" ] && acc=(--accuracy "$OUT/sweep_float32_gpu.json")
+            step throughput "$PYTHON" -m analysis.gpu_throughput --sizes '2**20,2**26,2**28' \
+                --peers all --tune "${acc[@]}" --out "$OUT/gpu_throughput.md" ;;
+        sass)
+            step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
+        tests)
+            step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= \
+                tests/test_gpu32.py tests/test_fast_launch.py tests/test_sweep_gpu.py tests/test_gpu.py ;;
+        *)
+            echo "on_gpu: unknown step '$s' (env, sweep, throughput, sass, tests, all)"
+            failed=$((failed + 1)) ;;
+    esac
+done
+echo "on_gpu: $failed step(s) failed; results in $OUT"
+exit "$failed"

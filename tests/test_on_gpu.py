@@ -1,0 +1,33 @@
+"""analysis/on_gpu.sh, the GPU measurements in steps: its bookkeeping (the
+steps themselves are the analysis modules, tested on their own)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "analysis" / "on_gpu.sh"
+
+
+def _run(tmp_path, *steps, **env):
+    e = dict(os.environ, OUT=str(tmp_path / "out"), PYTHON=sys.executable, **env)
+    return subprocess.run(["bash", str(SCRIPT), *steps], capture_output=True, text=True,
+                          env=e, cwd=SCRIPT.parents[1], timeout=300)
+
+
+def test_an_unknown_step_is_named_and_counted_and_env_is_logged(tmp_path):
+    run = _run(tmp_path, "nonsense")
+    # env fails where there is no GPU (no nvidia-smi), passes where there is
+    env_failed = "== env: exit 0 " not in run.stdout
+    assert run.returncode == 1 + env_failed, run.stdout + run.stderr
+    assert "unknown step 'nonsense' (env, sweep, throughput, sass, tests, all)" in run.stdout
+    assert (tmp_path / "out" / "env.log").exists()
+    assert f"on_gpu: {1 + env_failed} step(s) failed" in run.stdout
+
+
+def test_steps_past_the_total_budget_are_skipped_and_counted(tmp_path):
+    run = _run(tmp_path, "sass", "tests", TOTAL_S="10")
+    assert run.returncode == 3, run.stdout + run.stderr    # env, sass, tests
+    for name in ("env", "sass", "tests"):
+        assert f"== {name}: skipped" in run.stdout
+        assert "skipped" in (tmp_path / "out" / f"{name}.log").read_text()
