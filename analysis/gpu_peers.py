@@ -30,6 +30,19 @@ cupy_erfc_f64          CuPy ``ElementwiseKernel``: ``x * 0.5 * erfc(-x * 0.7071.
 cupy_erfcf             the same in float: ``x * 0.5f * erfcf(-x * 0.70710678f)``
 =====================  ========================================================
 
+Two more entries are not libraries: ``gelu_numba_f64_arith`` and
+``gelu_numba_f64_arith_backward`` are gelu_numba's float32 ``gelu`` and
+``gelu_backward`` in float64 arithmetic (the CPU's kernels, 0.508 ulp; the
+GPU's until 2026-11-24), launched like ``gelu_numba.gpu``'s (into one output
+per shape and dtype, reused: the result of a call is overwritten by the
+next; the rows of ``gelu_numba.gpu`` are timed with ``out=`` too). They
+answer a question no static count settles: on a GPU whose FP64 runs at half
+its FP32 rate (P100, V100, A100, H100), is the float32 kernel in float64
+arithmetic as fast as the one in float32 arithmetic? Its SASS has about as
+many instructions (``gelu`` 156 against 157, ``gelu_backward`` 177 against
+225: ``analysis/gpu_sass.py``) and it is more accurate; where it is as fast,
+such devices could be given it.
+
 Written and tested without a GPU (the factories' ``Unavailable`` paths and
 the adapters' wiring through the simulator's arrays are all that could
 run): the first run on a GPU is its real test.
@@ -132,6 +145,46 @@ def _cupy_peer(name):
     return factory
 
 
+def _f64_arith_peer(function):
+    def factory():
+        import dataclasses
+
+        from numba import cuda
+
+        from gelu_numba import catalog
+        from gelu_numba.targets.cuda import GpuFunction, device_function
+
+        # the record without its GPU kernel: device_function then compiles
+        # the CPU's float32 kernel (float64 arithmetic) for float32 inputs
+        fn = dataclasses.replace(catalog.lookup(function), k32_gpu=None)
+        gf = GpuFunction(f"{function}_f64_arith", device_function(fn), fn.nin,
+                         f"{function}, float32 in float64 arithmetic")
+        current = [0]
+        outs = {}
+
+        def call(*arrays):
+            # one output per shape and dtype, reused (and overwritten by the
+            # next call): the kernel is what is compared, as in the rows of
+            # gelu_numba.gpu, which are timed with out=
+            x = arrays[-1]
+            key = (x.shape, x.dtype.str)
+            if key not in outs:
+                outs.clear()
+                outs[key] = cuda.device_array(x.shape, x.dtype)
+            return gf(*arrays, out=outs[key], stream=current[0])
+
+        @contextlib.contextmanager
+        def runs_on_stream(stream):
+            current[0] = stream
+            try:
+                yield
+            finally:
+                current[0] = 0
+
+        return call, runs_on_stream
+    return factory
+
+
 _BOTH = ("float32", "float64")
 _F32 = ("float32",)
 #: peer -> (the gelu_numba function it is judged as, its dtypes, factory)
@@ -145,6 +198,8 @@ PEERS = {
     "jax_gelu_tanh": ("gelu", _F32, _jax_peer(True)),
     "cupy_erfc_f64": ("gelu", _F32, _cupy_peer("cupy_erfc_f64")),
     "cupy_erfcf": ("gelu", _F32, _cupy_peer("cupy_erfcf")),
+    "gelu_numba_f64_arith": ("gelu", _F32, _f64_arith_peer("gelu")),
+    "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _f64_arith_peer("gelu_backward")),
 }
 
 

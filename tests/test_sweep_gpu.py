@@ -208,3 +208,27 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert "`own_gelu_backward` (host-timed)" in text
     assert "peer `torch_gelu` not measured: no CUDA" in text
     assert "Exhaustive float32 accuracy on simulator" in text
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+def test_the_float64_arithmetic_variant_is_the_cpu_kernel_on_the_gpu_path(name):
+    # gelu_numba_f64_arith(_backward): the CPU's float32 kernel launched like
+    # gelu_numba.gpu's; its GPU sweep must be the CPU sweep of the CPU ufunc
+    # (both against independent references), within the CPU's bound
+    import gelu_numba
+    from analysis import gpu_peers
+    from gelu_numba import catalog
+    peer_name = "gelu_numba_f64_arith" + ("_backward" if name == "gelu_backward" else "")
+    ok, _ = gpu_peers.available([peer_name])
+    peer = ok[peer_name]
+    assert (peer.function, peer.dtypes, peer.event_timed) == (name, ("float32",), True)
+    stride = 2**32 // 59 + 1
+    got = sweep_gpu.sweep_gpu(name, stride, chunk=25, progress=False, func=peer.call,
+                              label=peer.name)
+    want = sf.sweep(name, stride, progress=False, func=getattr(gelu_numba, name))
+    for key in ("checked", "over_1ulp", "worst_input_hex", "correctly_rounded"):
+        assert got[key] == want[key], key
+    # (two float64 references, which may differ by float64 ulps: 2**-29
+    # float32 ulps each, 1.9e-9 seen for gelu)
+    assert got["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
+    assert got["max_ulp"] <= catalog.lookup(name).bound[0]       # (float32, float64)
