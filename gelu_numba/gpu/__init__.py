@@ -58,6 +58,7 @@ is imported) everything runs on the CPU, slowly; the test suite uses it
 when no GPU is present.  Requires ``pip install 'gelu-numba[cuda]'``.
 """
 
+import importlib
 import importlib.util
 
 if importlib.util.find_spec("numba_cuda") is None:
@@ -65,7 +66,7 @@ if importlib.util.find_spec("numba_cuda") is None:
                       "pip install 'gelu-numba[cuda]'")
 
 try:
-    from numba import cuda as _cuda  # noqa: E402, F401
+    importlib.import_module("numba.cuda")
 except AttributeError as _exc:
     # numba-cuda 0.30.4 registers np.row_stack at import, and NumPy 2.5
     # removed it: an AttributeError from deep inside numba-cuda otherwise
