@@ -38,10 +38,10 @@ per shape and dtype, reused: the result of a call is overwritten by the
 next; the rows of ``gelu_numba.gpu`` are timed with ``out=`` too). They
 answer a question no static count settles: on a GPU whose FP64 runs at half
 its FP32 rate (P100, V100, A100, H100), is the float32 kernel in float64
-arithmetic as fast as the one in float32 arithmetic? Its SASS has about as
-many instructions (``gelu`` 156 against 157, ``gelu_backward`` 177 against
-225: ``analysis/gpu_sass.py``) and it is more accurate; where it is as fast,
-such devices could be given it.
+arithmetic as fast as the one in float32 arithmetic? Its SASS has no more
+instructions per element of the launched loop (``gelu`` 147.5 against 144,
+``gelu_backward`` 163 against 213: ``analysis/gpu_sass.py``) and it is more
+accurate; where it is as fast, such devices could be given it.
 
 Written and tested without a GPU (the factories' ``Unavailable`` paths and
 the adapters' wiring through the simulator's arrays are all that could

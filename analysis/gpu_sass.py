@@ -14,8 +14,16 @@ to a cubin, and disassembled by ``cuobjdump -sass`` (the
 ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels).  The hot
 path is the straight line from the kernel's entry to the first ``EXIT``
 after its store: the code an element runs unless it takes a slow path
-(the division's subroutine for special divisors, placed after it).  Three
-versions per function where they exist: the GPU's float32 kernel
+(the division's subroutine for special divisors, placed after it).  Then
+the kernel ``gelu_numba.gpu`` launches on contiguous arrays (the flat
+grid-stride loop, ``UNROLL`` elements per trip, the fast launch's) is
+compiled the same way: its longest loop, from a backward branch's target to
+the branch, divided by ``UNROLL`` is the per-element count that the bound
+below uses (loads, stores and loop control shared by the unrolled
+elements).  Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
+literal: no SASS instruction takes a 64-bit immediate, so each float64
+constant costs two of them, and inside the loop wherever ptxas does not
+keep it in a register.  Three versions per function where they exist: the GPU's float32 kernel
 (:mod:`gelu_numba.kernels.normal_f32`), the float32 kernel in float64
 arithmetic that it replaced on the GPU (the CPU's,
 :mod:`gelu_numba.kernels.normal32`), and the float64 kernel.
@@ -24,17 +32,21 @@ Reading the counts
 ------------------
 An H100 SM issues one warp instruction per cycle in each of its four
 sub-partitions, and runs FP32 at one warp instruction per cycle there,
-FP64 at one per two cycles.  A kernel with ``N`` hot-path instructions, of
-which ``D`` are FP64, therefore needs at least ``max(N, 2 D)`` cycles per
-warp-element: ``issue bound = SMs * 4 * clock * 32 / max(N, 2 D)`` elements
+FP64 at one per two cycles.  A kernel whose loop runs ``N`` instructions
+per element, of which ``D`` are FP64, therefore needs at least ``max(N, 2
+D)`` cycles per warp-element: ``issue bound = SMs * 4 * clock * 32 / max(N, 2 D)`` elements
 per second (132 SMs at 1.98 GHz for the H100 SXM; the loop's own
 instructions are in ``N``, memory stalls are not).  On GPUs whose FP64 runs
 at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D`` or
 ``32 D`` instead.  The report divides the bound by the rate of a
-device-to-device copy (372 G float32 / 186 G float64 elements per second,
-measured with ``cuMemcpyDtoD`` on an H100 on 2026-11-23, issue 14): a
+device-to-device copy of the same bytes (372 G float32 / 186 G float64
+elements per second, measured with ``cuMemcpyDtoD`` on an H100 on
+2026-11-23, issue 14; two thirds of that for ``gelu_backward``, which moves
+three arrays where the copy moves two): a
 kernel whose bound is below the copy cannot run at copy speed.  These are
-estimates from static code, not measurements.
+estimates from static code, not measurements; the float32 kernels timed on
+an H100 on 2026-11-22 ran at 84-90 % of their bound (``python -m
+analysis.gpu_sass_calibration``, which counts that commit's kernels).
 """
 
 from __future__ import annotations
@@ -95,74 +107,154 @@ def _kernel_ptx(kernel_fn, ty, nin):
     return ptx
 
 
+def _flat_kernel_ptx(record, ty):
+    """PTX (cc 9.0) of the kernel ``gelu_numba.gpu`` launches on contiguous
+    arrays (the fast launch's): the grid-stride loop over ``UNROLL``
+    elements per trip, around catalog record ``record``'s device function."""
+    from numba import cuda
+
+    from gelu_numba.targets import cuda as target
+
+    gf = target.GpuFunction(record.name, target.device_function(record), record.nin, "")
+    loop = "f" if ty.bitwidth == 32 else "d"
+    kernel = gf.kernel(loop, target.flat_layout(record.nin))
+    ptx, _ = cuda.compile_ptx(kernel.py_func, (ty[::1],) * (record.nin + 1), cc=(9, 0))
+    return ptx
+
+
+_INSTRUCTION = re.compile(r"\s+/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P\w+\s+)?"
+                          r"([A-Z][A-Z0-9_.]*)([^;]*);")
+
+
+def instructions(sass: str) -> list[tuple[int, str, str]]:
+    """``(address, opcode, operands)`` of each instruction in a listing."""
+    return [(int(m.group(1), 16), m.group(2), m.group(3).strip())
+            for m in map(_INSTRUCTION.match, sass.splitlines()) if m]
+
+
 def hot_path(sass: str) -> list[str]:
     """The opcodes from the entry to the first EXIT after the first store."""
-    ops = []
-    for line in sass.splitlines():
-        m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
-        if m:
-            ops.append(m.group(1))
+    ops = [op for _, op, _ in instructions(sass)]
     store = next(i for i, op in enumerate(ops) if op.startswith("STG"))
     end = next(i for i in range(store, len(ops)) if ops[i] == "EXIT")
     return [op for op in ops[:end + 1] if op != "NOP"]
 
 
-def count(kernel_fn, dtype: str, nin: int) -> dict:
-    """Hot-path counts and registers of ``kernel_fn`` for ``dtype``."""
-    from numba import float32, float64
+def loop_body(sass: str) -> list[tuple[str, str]]:
+    """``(opcode, operands)`` of the longest loop: from the target of a
+    backward branch to the branch (the unrolled grid-stride loop; its
+    remainder loop is shorter).  A slow path placed outside the loop (the
+    division's subroutine) is not in it; the branches around it are."""
+    ins = instructions(sass)
+    loops = []
+    for addr, op, operands in ins:
+        target = re.search(r"0x([0-9a-f]+)\s*$", operands) if op.startswith("BRA") else None
+        if target and int(target.group(1), 16) < addr:
+            loops.append((int(target.group(1), 16), addr))
+    if not loops:
+        raise ValueError("no loop (backward branch) in the listing")
+    first, last = max(loops, key=lambda lo: lo[1] - lo[0])
+    return [(op, operands) for addr, op, operands in ins
+            if first <= addr <= last and op != "NOP"]
 
-    ptx = _kernel_ptx(kernel_fn, {"float32": float32, "float64": float64}[dtype], nin)
+
+def constant_moves(body) -> int:
+    """Instructions of ``body`` (``(opcode, operands)``) that only put an
+    immediate into a register: ``UMOV``/``MOV``/``IMAD.MOV`` of a literal
+    (float64 constants, which no SASS instruction takes as an operand, cost
+    two each)."""
+    return sum(1 for op, operands in body
+               if op.split(".")[0] in ("UMOV", "MOV", "MOV32I", "IMAD")
+               and (op.startswith("IMAD.MOV") or not op.startswith("IMAD"))
+               and re.search(r",\s*-?0x[0-9a-f]+$|,\s*-?\d+$", operands))
+
+
+def _sass(ptx: str) -> tuple[str, int]:
+    """``(cuobjdump -sass listing, registers)`` of ``ptx`` for sm_90."""
     with tempfile.TemporaryDirectory() as d:
         src, cubin = os.path.join(d, "k.ptx"), os.path.join(d, "k.cubin")
         Path(src).write_text(ptx)
         run = subprocess.run([_tool(["nvidia.cuda_nvcc", "nvidia"], "ptxas"), "-arch=sm_90",
                               "-O3", "-v", src, "-o", cubin],
                              capture_output=True, text=True, check=True)
-        regs = int(re.search(r"Used (\d+) registers", run.stderr).group(1))
+        regs = max(int(r) for r in re.findall(r"Used (\d+) registers", run.stderr))
         env = dict(os.environ)
         dis = _tool(["nvidia"], "nvdisasm")
         env["PATH"] = os.path.dirname(dis) + os.pathsep + env.get("PATH", "")
         sass = subprocess.run([_tool(["nvidia"], "cuobjdump"), "-sass", cubin],
                               capture_output=True, text=True, check=True, env=env).stdout
+    return sass, regs
+
+
+def _bound(n, fp64):
+    """The H100 issue bound, G elements per second, for ``n`` instructions
+    per element of which ``fp64`` are FP64."""
+    return H100_SMS * 4 * H100_CLOCK * 32 / max(n, 2 * fp64) / 1e9
+
+
+def count(record, variant: str) -> dict:
+    """Counts for catalog record ``record``'s kernel ``variant`` (``gpu32``:
+    the GPU's float32 kernel; ``k32``: the CPU's float32 kernel, float64
+    arithmetic; ``k64``: the float64 kernel): the one-element kernel's hot
+    path, and per element of the launched kernel's unrolled loop."""
+    import dataclasses
+
+    from numba import float32, float64
+
+    from gelu_numba.targets.cuda import UNROLL
+
+    kernel_fn = {"gpu32": record.k32_gpu, "k32": record.k32, "k64": record.k64}[variant]
+    ty, dtype = (float64, "float64") if variant == "k64" else (float32, "float32")
+    sass, regs = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
     ops = hot_path(sass)
     classes = Counter(op.split(".")[0] for op in ops)
     fp64 = sum(1 for op in ops if _FP64.match(op))
     fp32 = sum(v for k, v in classes.items() if k in ("FFMA", "FADD", "FMUL"))
-    cycles = max(len(ops), 2 * fp64)
-    bound = H100_SMS * 4 * H100_CLOCK * 32 / cycles / 1e9
+    # the launched kernel: the record as gelu_numba.gpu compiles it, or
+    # without its GPU kernel (the CPU's float32 kernel in its place)
+    launched = record if variant != "k32" else dataclasses.replace(record, k32_gpu=None)
+    loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
+    body = loop_body(loop_sass)
+    per = len(body) / UNROLL
+    fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / UNROLL
     return {"dtype": dtype, "hot": len(ops), "fp32": fp32, "fp64": fp64,
             "mufu": classes.get("MUFU", 0), "regs": regs,
-            "h100_bound_gelems": bound, "of_copy": bound / COPY_GELEMS[dtype],
-            "fp64_1_64_cycles": max(len(ops), 32 * fp64)}
+            "loop": per, "loop_fp64": fp64_per, "loop_regs": loop_regs,
+            "loop_const_moves": constant_moves(body) / UNROLL,
+            "h100_bound_gelems": _bound(per, fp64_per),
+            # a copy of the same bytes: nin + 1 arrays where the copy moves 2
+            "of_copy": _bound(per, fp64_per) / (COPY_GELEMS[dtype] * 2 / (record.nin + 1)),
+            "fp64_1_64_cycles": max(per, 32 * fp64_per)}
+
+
+_LABELS = {"gpu32": "float32, float32 arithmetic (GPU, now)",
+           "k32": "float32, float64 arithmetic (CPU; GPU before)",
+           "k64": "float64"}
 
 
 def versions(name: str):
-    """``(label, kernel, dtype)`` for the versions of ``name`` the GPU ran
-    or runs."""
+    """``(record, variants)``: the kernels of ``name`` the GPU ran or runs."""
     from gelu_numba import catalog
 
     fn = catalog.lookup(name)
-    out = []
-    if fn.k32_gpu is not None:
-        out.append(("float32, float32 arithmetic (GPU, now)", fn.k32_gpu, "float32"))
-        out.append(("float32, float64 arithmetic (CPU; GPU before)", fn.k32, "float32"))
-    else:
-        out.append(("float32", fn.k32, "float32"))
-    out.append(("float64", fn.k64, "float64"))
-    return fn.nin, out
+    return fn, (("gpu32", "k32", "k64") if fn.k32_gpu is not None else ("k32", "k64"))
 
 
 def table(names) -> str:
-    lines = ["| function | kernel | hot-path SASS | FP32 arith. | FP64 | MUFU | registers "
+    lines = ["| function | kernel | one-element hot path | FP32 arith. | FP64 | MUFU "
+             "| launched loop, per element | its FP64 | its constant moves | registers "
              "| H100 issue bound, G elem/s | of copy | cycles per warp-element, FP64 at 1/64 |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
-        nin, vs = versions(name)
-        for label, k, dtype in vs:
-            c = count(k, dtype, nin)
+        record, variants = versions(name)
+        for v in variants:
+            c = count(record, v)
+            label = _LABELS[v] if record.k32_gpu is not None or v == "k64" else "float32"
             lines.append(f"| `{name}` | {label} | {c['hot']} | {c['fp32']} | {c['fp64']} | "
-                         f"{c['mufu']} | {c['regs']} | {c['h100_bound_gelems']:.0f} | "
-                         f"{c['of_copy']:.0%} | {c['fp64_1_64_cycles']} |")
+                         f"{c['mufu']} | {c['loop']:g} | {c['loop_fp64']:g} | "
+                         f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
+                         f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
+                         f"{c['fp64_1_64_cycles']:g} |")
     return "\n".join(lines)
 
 
@@ -184,8 +276,9 @@ def main(argv=None) -> int:
             compute_capability = (9, 0)
 
         dispatcher.get_current_device = lambda: _Device()
-    text = ("SASS per element for sm_90 (ptxas -O3), hot path of a one-element kernel; "
-            "issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"
+    text = ("SASS per element for sm_90 (ptxas -O3): the hot path of a one-element "
+            "kernel, and the launched kernel's unrolled loop per element, which gives "
+            "the issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"
             + table([s for s in args.functions.split(",") if s]) + "\n")
     print(text)
     if args.out:

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from analysis.gpu_sass import hot_path
+from analysis.gpu_sass import constant_moves, hot_path, loop_body
 
 _LISTING = """
         /*0000*/                   LDC R1, c[0x0][0x28] ;
@@ -25,6 +25,35 @@ def test_hot_path_ends_at_the_exit_after_the_store():
     assert hot_path(_LISTING) == ["LDC", "LDG.E", "BRA", "DFMA", "STG.E", "EXIT"]
 
 
+_LOOPS = """
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   UMOV UR4, 0x652b82fe ;
+        /*0020*/                   IMAD.MOV.U32 R16, RZ, RZ, -0x974f2cb ;
+        /*0030*/                   IMAD.MOV.U32 R2, RZ, RZ, R13 ;
+        /*0040*/                   DFMA R4, R2, UR4, R4 ;
+        /*0050*/                   NOP ;
+        /*0060*/               @P0 BRA 0x10 ;
+        /*0070*/                   MOV R3, 0x3ff00000 ;
+        /*0080*/                   IMAD.WIDE R6, R7, 0x4, R2 ;
+        /*0090*/              @!P1 BRA 0x70 ;
+        /*00a0*/                   EXIT ;
+"""
+
+
+def test_loop_body_is_the_longest_loop_and_constant_moves_move_literals():
+    body = loop_body(_LOOPS)
+    assert [op for op, _ in body] == ["UMOV", "IMAD.MOV.U32", "IMAD.MOV.U32", "DFMA", "BRA"]
+    assert constant_moves(body) == 2                # not the register move, not the DFMA
+    assert constant_moves([("MOV", "R3, 0x3ff00000"), ("IMAD.WIDE", "R6, R7, 0x4, R2"),
+                           ("MOV", "R3, R4")]) == 1
+    try:
+        loop_body(_LISTING)
+    except ValueError as e:
+        assert "no loop" in str(e)
+    else:
+        raise AssertionError("a listing without a loop gave a loop body")
+
+
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
@@ -35,14 +64,33 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     rows = {}
     for line in run.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 10 and cells[0].startswith("`"):
+        if len(cells) == 13 and cells[0].startswith("`"):
             rows[(cells[0].strip("`"), cells[1])] = cells
     now = rows[("gelu", "float32, float32 arithmetic (GPU, now)")]
     before = rows[("gelu", "float32, float64 arithmetic (CPU; GPU before)")]
     f64 = rows[("gelu", "float64")]
     assert int(now[4]) == 0 and int(now[3]) >= 40          # FP32 arithmetic, no FP64
     assert int(before[4]) >= 20 and int(f64[4]) >= 100     # the float64 arithmetic is there
-    assert int(now[2]) >= 50 and int(now[6]) > 0
+    assert int(now[2]) >= 50 and int(now[9]) > 0
+    # the launched loop: no FP64 in the float32 kernel's, per element the
+    # same FP64 work as the one-element kernel in the others
+    assert float(now[7]) == 0 and float(before[7]) == float(before[4])
+    assert float(f64[7]) == float(f64[4])
+    assert 30 <= float(now[6]) <= int(now[2])
     # with FP64 at 1/64 the old kernel needs many more cycles per element
-    assert int(before[9]) > 4 * int(now[9])
+    assert float(before[12]) > 4 * float(now[12])
     assert ("norm_pdf", "float64") in rows
+
+
+def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
+    from analysis.gpu_sass_calibration import measured
+    text = """
+| function | dtype | n | time µs | G elem/s | GB/s | copy GB/s | of copy |
+|---|---|---|---|---|---|---|---|
+| `gelu` | float32 | 2^20 | 83.0 | 12.6 | 101 | 1.2e+03 | 8% |
+| `gelu` | float32 | 2^26 | 380.5 | 176 | 1.41e+03 | 2.88e+03 | 49% |
+| `gelu` | float64 | 2^26 | 1610 | 41.7 | 667 | 2.9e+03 | 23% |
+| `ndtr` | float32 | 2^26 | 335.6 | 200 | 1.6e+03 | 2.88e+03 | 56% |
+"""
+    assert measured(text) == {"gelu": 176.0, "ndtr": 200.0}
+    assert measured(text, "2^20") == {"gelu": 12.6}
