@@ -11,8 +11,11 @@
 #               the peers (PyTorch, JAX, CuPy) against the float64 GPU kernel
 #               -> $OUT/sweep_float32_gpu.json
 #   throughput  kernel time against the device-to-device copy at 2^20, 2^26,
-#               2^28 (ours, the peers, the launch grid), host time per call,
-#               the sweep's accuracy beside it -> $OUT/gpu_throughput.md
+#               2^28 (ours and the peers), host time per call, the sweep's
+#               accuracy beside it -> $OUT/gpu_throughput.md
+#   tune        gelu and gelu_backward under the grid of launch
+#               configurations at 2^26 (24 of them; minutes)
+#               -> $OUT/gpu_tune.md
 #   tests       the GPU tests on the device (bit equality with the CPU
 #               compilation, the fast launch taken and equal, the sweep)
 #   sass        analysis.gpu_sass's static estimate, to set beside the timings
@@ -96,14 +99,17 @@ for s in "${steps[@]}"; do
             acc=()
             [ -f "$OUT/sweep_float32_gpu.json" ] && acc=(--accuracy "$OUT/sweep_float32_gpu.json")
             step throughput "$PYTHON" -m analysis.gpu_throughput --sizes '2**20,2**26,2**28' \
-                --peers all --tune "${acc[@]}" --out "$OUT/gpu_throughput.md" ;;
+                --peers all "${acc[@]}" --out "$OUT/gpu_throughput.md" ;;
+        tune)
+            step tune "$PYTHON" -m analysis.gpu_throughput --sizes '2**26' --functions \
+                gelu,gelu_backward --peers none --tune --out "$OUT/gpu_tune.md" ;;
         sass)
             step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
         tests)
             step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= \
                 tests/test_gpu32.py tests/test_fast_launch.py tests/test_sweep_gpu.py tests/test_gpu.py ;;
         *)
-            echo "on_gpu: unknown step '$s' (env, sweep, throughput, sass, tests, all)"
+            echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, sass, tests, all)"
             failed=$((failed + 1)) ;;
     esac
 done
