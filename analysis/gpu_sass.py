@@ -11,42 +11,42 @@ Each function is wrapped in a one-element-per-thread kernel (load, call,
 store), compiled by numba-cuda to PTX for ``cc=(9, 0)``, by ``ptxas
 -arch=sm_90 -O3`` (the ``nvidia-cuda-nvcc-cu12`` wheel of the test extra)
 to a cubin, and disassembled by ``cuobjdump -sass`` (the
-``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels).  The hot
+``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` wheels). The hot
 path is the straight line from the kernel's entry to the first ``EXIT``
-after its store: the code an element runs unless it takes a slow path
-(the division's subroutine for special divisors, placed after it).  Then
-the kernel ``gelu_numba.gpu`` launches on contiguous arrays (the flat
+after its store: the code an element runs unless it takes a slow path (the
+division's subroutine for special divisors, placed after it). Then the
+kernel ``gelu_numba.gpu`` launches on contiguous arrays (the flat
 grid-stride loop, ``UNROLL`` elements per trip, the fast launch's) is
 compiled the same way: its longest loop, from a backward branch's target to
 the branch, divided by ``UNROLL`` is the per-element count that the bound
 below uses (loads, stores and loop control shared by the unrolled
-elements).  Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
+elements). Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
 literal: no SASS instruction takes a 64-bit immediate, so each float64
 constant costs two of them, and inside the loop wherever ptxas does not
-keep it in a register.  Three versions per function where they exist: the GPU's float32 kernel
-(:mod:`gelu_numba.kernels.normal_f32`), the float32 kernel in float64
-arithmetic that it replaced on the GPU (the CPU's,
+keep it in a register. Three versions per function where they exist: the
+GPU's float32 kernel (:mod:`gelu_numba.kernels.normal_f32`), the float32
+kernel in float64 arithmetic that it replaced on the GPU (the CPU's,
 :mod:`gelu_numba.kernels.normal32`), and the float64 kernel.
 
 Reading the counts
 ------------------
 An H100 SM issues one warp instruction per cycle in each of its four
-sub-partitions, and runs FP32 at one warp instruction per cycle there,
-FP64 at one per two cycles.  A kernel whose loop runs ``N`` instructions
-per element, of which ``D`` are FP64, therefore needs at least ``max(N, 2
-D)`` cycles per warp-element: ``issue bound = SMs * 4 * clock * 32 / max(N, 2 D)`` elements
-per second (132 SMs at 1.98 GHz for the H100 SXM; the loop's own
-instructions are in ``N``, memory stalls are not).  On GPUs whose FP64 runs
-at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D`` or
-``32 D`` instead.  The report divides the bound by the rate of a
+sub-partitions, and runs FP32 at one warp instruction per cycle there, FP64
+at one per two cycles. A kernel whose loop runs ``N`` instructions per
+element, of which ``D`` are FP64, therefore needs at least ``max(N, 2 D)``
+cycles per warp-element: ``issue bound = SMs * 4 * clock * 32 / max(N, 2
+D)`` elements per second (132 SMs at 1.98 GHz for the H100 SXM; the loop's
+own instructions are in ``N``, memory stalls are not). On GPUs whose FP64
+runs at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D``
+or ``32 D`` instead. The report divides the bound by the rate of a
 device-to-device copy of the same bytes (372 G float32 / 186 G float64
 elements per second, measured with ``cuMemcpyDtoD`` on an H100 on
 2026-11-23, issue 14; two thirds of that for ``gelu_backward``, which moves
-three arrays where the copy moves two): a
-kernel whose bound is below the copy cannot run at copy speed.  These are
-estimates from static code, not measurements; the float32 kernels timed on
-an H100 on 2026-11-22 ran at 84-90 % of their bound (``python -m
-analysis.gpu_sass_calibration``, which counts that commit's kernels).
+three arrays where the copy moves two): a kernel whose bound is below the
+copy cannot run at copy speed. These are estimates from static code, not
+measurements; the float32 kernels timed on an H100 on 2026-11-22 ran at
+84-90 % of their bound (``python -m analysis.gpu_sass_calibration``, which
+counts that commit's kernels).
 """
 
 from __future__ import annotations
@@ -143,14 +143,19 @@ def hot_path(sass: str) -> list[str]:
 def loop_body(sass: str) -> list[tuple[str, str]]:
     """``(opcode, operands)`` of the longest loop: from the target of a
     backward branch to the branch (the unrolled grid-stride loop; its
-    remainder loop is shorter).  A slow path placed outside the loop (the
-    division's subroutine) is not in it; the branches around it are."""
+    remainder loop is shorter; a region with an ``EXIT`` in it is none).  A
+    slow path placed outside the loop (the division's subroutine) is not in
+    it; the branches around it are."""
     ins = instructions(sass)
     loops = []
     for addr, op, operands in ins:
         target = re.search(r"0x([0-9a-f]+)\s*$", operands) if op.startswith("BRA") else None
         if target and int(target.group(1), 16) < addr:
             loops.append((int(target.group(1), 16), addr))
+    # (a slow path placed after the kernel's EXIT that branches back into
+    # the loop is not a loop)
+    exits = [addr for addr, op, _ in ins if op == "EXIT"]
+    loops = [(a, b) for a, b in loops if not any(a <= e <= b for e in exits)]
     if not loops:
         raise ValueError("no loop (backward branch) in the listing")
     first, last = max(loops, key=lambda lo: lo[1] - lo[0])

@@ -37,10 +37,13 @@ _LOOPS = """
         /*0080*/                   IMAD.WIDE R6, R7, 0x4, R2 ;
         /*0090*/              @!P1 BRA 0x70 ;
         /*00a0*/                   EXIT ;
+        /*00b0*/                   MUFU.RCP R2, R11 ;
+        /*00c0*/                   BRA 0x30 ;
 """
 
 
 def test_loop_body_is_the_longest_loop_and_constant_moves_move_literals():
+    # (0x30 <- 0xc0 is longer but jumps back from after the EXIT: a slow path)
     body = loop_body(_LOOPS)
     assert [op for op, _ in body] == ["UMOV", "IMAD.MOV.U32", "IMAD.MOV.U32", "DFMA", "BRA"]
     assert constant_moves(body) == 2                # not the register move, not the DFMA
