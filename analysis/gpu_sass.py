@@ -87,6 +87,25 @@ def _tool(module, name):
                             "nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm (the test extra)")
 
 
+def without_a_driver():
+    """Let numba-cuda compile PTX for cc 9.0 where there is no CUDA driver.
+
+    numba-cuda 0.30 asks the current device for its compute capability
+    when it compiles a device function called by another, even under
+    ``compile_ptx`` with an explicit ``cc``; without a driver, answer for
+    it.  A no-op where a GPU is present.  It changes numba-cuda's module
+    state, so it is for scripts and test subprocesses, never the package.
+    """
+    from numba import cuda
+    if not cuda.is_available():
+        import numba.cuda.dispatcher as dispatcher
+
+        class _Device:
+            compute_capability = (9, 0)
+
+        dispatcher.get_current_device = lambda: _Device()
+
+
 def _kernel_ptx(kernel_fn, ty, nin):
     """PTX (cc 9.0) of a one-element-per-thread kernel around the scalar
     kernel ``kernel_fn`` (a plain Python function of scalars)."""
@@ -169,8 +188,7 @@ def constant_moves(body) -> int:
     (float64 constants, which no SASS instruction takes as an operand, cost
     two each)."""
     return sum(1 for op, operands in body
-               if op.split(".")[0] in ("UMOV", "MOV", "MOV32I", "IMAD")
-               and (op.startswith("IMAD.MOV") or not op.startswith("IMAD"))
+               if op.startswith(("UMOV", "MOV", "IMAD.MOV"))
                and re.search(r",\s*-?0x[0-9a-f]+$|,\s*-?\d+$", operands))
 
 
@@ -210,7 +228,7 @@ def count(record, variant: str) -> dict:
 
     kernel_fn = {"gpu32": record.k32_gpu, "k32": record.k32, "k64": record.k64}[variant]
     ty, dtype = (float64, "float64") if variant == "k64" else (float32, "float32")
-    sass, regs = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
+    sass, _ = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
     ops = hot_path(sass)
     classes = Counter(op.split(".")[0] for op in ops)
     fp64 = sum(1 for op in ops if _FP64.match(op))
@@ -223,7 +241,7 @@ def count(record, variant: str) -> dict:
     per = len(body) / UNROLL
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / UNROLL
     return {"dtype": dtype, "hot": len(ops), "fp32": fp32, "fp64": fp64,
-            "mufu": classes.get("MUFU", 0), "regs": regs,
+            "mufu": classes.get("MUFU", 0),
             "loop": per, "loop_fp64": fp64_per, "loop_regs": loop_regs,
             "loop_const_moves": constant_moves(body) / UNROLL,
             "h100_bound_gelems": _bound(per, fp64_per),
@@ -270,17 +288,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="also write the markdown table here")
     args = p.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)   # (read when numba is imported)
-    from numba import cuda
-    if not cuda.is_available():
-        # numba-cuda asks the current device for its compute capability
-        # even under compile_ptx with an explicit cc; without a driver,
-        # answer for it
-        import numba.cuda.dispatcher as dispatcher
-
-        class _Device:
-            compute_capability = (9, 0)
-
-        dispatcher.get_current_device = lambda: _Device()
+    without_a_driver()
     text = ("SASS per element for sm_90 (ptxas -O3): the hot path of a one-element "
             "kernel, and the launched kernel's unrolled loop per element, which gives "
             "the issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"

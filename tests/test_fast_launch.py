@@ -115,14 +115,8 @@ _CODE = r"""
 import json, re, sys
 from numba import cuda
 from numba.core import types
-if not cuda.is_available():
-    # (as in tests/test_ptx.py: compile_ptx asks for the current device)
-    import numba.cuda.dispatcher as dispatcher
-
-    class _Device:
-        compute_capability = (9, 0)
-
-    dispatcher.get_current_device = lambda: _Device()
+from analysis.gpu_sass import without_a_driver
+without_a_driver()
 from numba.cuda.descriptor import cuda_target
 from gelu_numba import gpu
 from gelu_numba.targets import cuda as target

@@ -31,16 +31,8 @@ FLOAT32_ARITHMETIC = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", 
 _CODE = r"""
 import json, re, sys
 from numba import cuda, float32, float64
-if not cuda.is_available():
-    # numba-cuda 0.30 asks the current device for its compute capability
-    # when it compiles a device function called by another, even under
-    # compile_ptx with an explicit cc; without a driver, answer for it
-    import numba.cuda.dispatcher as dispatcher
-
-    class _Device:
-        compute_capability = (9, 0)
-
-    dispatcher.get_current_device = lambda: _Device()
+from analysis.gpu_sass import without_a_driver
+without_a_driver()
 from gelu_numba.gpu import device
 
 out = {}

@@ -100,13 +100,8 @@ def test_unknown_function():
 
 _PTX = r"""
 from numba import cuda, float32, float64, int64
-if not cuda.is_available():
-    import numba.cuda.dispatcher as dispatcher
-
-    class _Device:
-        compute_capability = (9, 0)
-
-    dispatcher.get_current_device = lambda: _Device()
+from analysis.gpu_sass import without_a_driver
+without_a_driver()
 from analysis.sweep_gpu import input_kernel, sweep_kernel
 for name in ("gelu", "gelu_backward"):
     for given in (False, True):

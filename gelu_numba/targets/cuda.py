@@ -226,8 +226,13 @@ def launch_config(n):
     device (a grid-stride loop covers the rest)."""
     if SIMULATOR:
         return max(1, min(4, n)), 1
-    blocks = min(-(-n // THREADS_PER_BLOCK), _sm_count() * BLOCKS_PER_SM)
-    return max(blocks, 1), THREADS_PER_BLOCK
+    return grid_blocks(n, THREADS_PER_BLOCK, _sm_count() * BLOCKS_PER_SM), THREADS_PER_BLOCK
+
+
+def grid_blocks(n, threads, max_blocks):
+    """Blocks of ``threads`` for ``n`` elements: one element per thread up
+    to ``max_blocks`` (a grid-stride loop covers the rest), at least one."""
+    return max(min(-(-n // threads), max_blocks), 1)
 
 
 _SMS = {}
@@ -614,7 +619,7 @@ class FastLaunch:
         self._streams = weakref.WeakKeyDictionary()
 
     def __call__(self, pointers, n, stream):
-        blocks = min(-(-n // self._threads), self._max_blocks)
+        blocks = grid_blocks(n, self._threads, self._max_blocks)
         config = self._configs.get(blocks)
         if config is None:
             config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
