@@ -23,11 +23,11 @@ import statistics
 import sys
 
 import numpy as np
-from numba import njit, types
+from numba import types
 
 from benchmarks.targets import race
 from gelu_numba.kernels import normal, normal32
-from gelu_numba.kernels.primitives import clamp_abs, horner, nan_to_zero
+from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32 import A32, R32_P, R32_Q
 from gelu_numba.targets.cpu import serial_loop
@@ -102,20 +102,35 @@ _INSTR = re.compile(r"^\s+([a-z][a-z0-9]*)\s")
 
 
 def vector_loop_mix(compiled, sig):
-    """``(count, Counter)`` of the instructions in the largest basic block
-    of packed (``zmm``/``ymm``) code of a compiled loop."""
+    """``(count, Counter)`` of the instructions of the vector loop of a
+    compiled loop: of the loops in its assembly (each from a label to a
+    later jump back to it), the one with the most packed (``zmm``/``ymm``)
+    instructions.
+
+    The loop itself, not the basic block with the most packed code: with
+    16 ``ymm`` registers (AVX2) LLVM spills the kernel's constants once
+    before the loop, and that preheader holds more packed moves than the
+    body holds arithmetic."""
+    lines = [ln for ln in compiled.inspect_asm(sig).splitlines()
+             if _LABEL.match(ln) or _INSTR.match(ln)]
+    where = {_LABEL.match(ln).group(1): i for i, ln in enumerate(lines) if _LABEL.match(ln)}
     best = []
-    block = []
-    for line in compiled.inspect_asm(sig).splitlines() + [".end:"]:
-        if re.match(r"^\.?[A-Za-z_][\w.]*:", line):
-            packed = sum(("zmm" in ins) or ("ymm" in ins) for ins in block)
-            if packed > sum(("zmm" in i) or ("ymm" in i) for i in best):
-                best = block
-            block = []
-        elif _INSTR.match(line):
-            block.append(line)
+    for j, line in enumerate(lines):
+        jump = _JUMP.match(line)
+        if jump and where.get(jump.group(1), j) < j:
+            body = [ln for ln in lines[where[jump.group(1)]:j + 1] if _INSTR.match(ln)]
+            if _packed(body) > _packed(best):
+                best = body
     ops = collections.Counter(_INSTR.match(i).group(1) for i in best)
     return len(best), ops
+
+
+_LABEL = re.compile(r"^(\.?[A-Za-z_][\w.]*):")
+_JUMP = re.compile(r"^\s+j[a-z]+\s+(\.?[A-Za-z_][\w.]*)\s*$")
+
+
+def _packed(instructions):
+    return sum(("zmm" in i) or ("ymm" in i) for i in instructions)
 
 
 def vector_bits(compiled, sig):
@@ -144,7 +159,7 @@ def main(argv=None):
         ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
         loops, mixes = {}, {}
         for label, kernel in variants.items():
-            loop = serial_loop(njit(inline="always", error_model="numpy")(kernel), 1, "never",
+            loop = serial_loop(inline(kernel), 1, "never",
                                wide=label != NARROW)
             loop(x, out)
             loops[label] = (lambda f: (lambda: f(x, out)))(loop)

@@ -35,7 +35,7 @@ import numpy as np
 from gelu_numba.kernels.normal import exp_neg_half_sq_dd
 from gelu_numba.kernels.normal32 import exp_neg_half_sq_plain
 from gelu_numba.kernels.primitives import (
-    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd,
+    inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd,
     mul_tail_or_complement, nan_to_zero, restore_inf, stand_in, taylor_at_zero,
 )
 from gelu_numba.tables.approximations import (
@@ -43,12 +43,11 @@ from gelu_numba.tables.approximations import (
 )
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32 import A32
-from numba import njit
 
 _INF = math.inf
 
 
-@njit(inline="always")
+@inline
 def _t_parts_64(a):
     """t and tP(t) as dds."""
     dh, dl = dd_mul_d(AS26_Q[0], AS26_Q[1], a)
@@ -99,7 +98,7 @@ def gelu_as26_grad_64(x):
     return r if xd == xd else xd
 
 
-@njit(inline="always")
+@inline
 def _t_parts_32(a):
     t = 1.0 / (1.0 + AS26_Q[0] * a)
     return t, t * horner(t, AS26_A_HI)

@@ -41,12 +41,11 @@ float32 results: below 0.5 + 2**-14 ulp, gelu_general's below 0.5 + 2**-7.9
 import math
 
 import numpy as np
-from numba import njit
 
 from gelu_numba.kernels import normal32
 from gelu_numba.kernels.normal import exp_dd, tail_ratio_dd
 from gelu_numba.kernels.primitives import (
-    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, is_finite,
+    inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, is_finite,
     mul_tail_or_complement, nan_to_zero, normalised, one_minus_dd, pow2,
     restore_inf, scaled_mul, stand_in, two_prod, two_sum,
 )
@@ -77,7 +76,7 @@ _CAUCHY_C_LO = (0.0,) * len(CAUCHY_C)
 
 # ------------------------------------------------------------- gelu_general
 
-@njit(inline="always")
+@inline
 def _general_inputs(x, mu, sigma):
     """Finite stand-ins: x and mu are replaced by 0 where either is
     infinite or NaN (:func:`_general_finish` then supplies the limit or
@@ -90,7 +89,7 @@ def _general_inputs(x, mu, sigma):
     return xs, ms, ss, s
 
 
-@njit(inline="always")
+@inline
 def _over_sigma(v, es):
     """``v 2**-es`` exactly, 0 below 2**-800 and clamped above 2**1000."""
     m, e = normalised(v)
@@ -99,7 +98,7 @@ def _over_sigma(v, es):
     return scaled if ez >= _Z_DROP else 0.0
 
 
-@njit(inline="always")
+@inline
 def _general_finish(r, x, mu, sigma, xs, ms, ss, far):
     """The limits and invalid cases shared by both precisions."""
     zero = math.copysign(0.0, x)
@@ -171,7 +170,7 @@ def gelu_general_32(x, mu, sigma):
 
 # -------------------------------------------------------------------- LaLU
 
-@njit(inline="always")
+@inline
 def _laplace_parts(xs):
     a = clamp_abs(xs, _LAPLACE_AMAX)
     eh, el, k = exp_dd(-a, 0.0)
@@ -204,14 +203,14 @@ def lalu_grad(x):
 
 # ------------------------------------------------------------------ Cauchy
 
-@njit(inline="always")
+@inline
 def _recip_dd(a):
     """1/a as a dd (a >= 1)."""
     yh = 1.0 / a
     return yh, fma(-yh, a, 1.0) / a
 
 
-@njit(inline="always")
+@inline
 def _atan_recip_over_pi(a):
     """atan(1/a)/pi as a dd, a > 1 (1/a carried as a dd)."""
     yh, yl = _recip_dd(a)
@@ -219,7 +218,7 @@ def _atan_recip_over_pi(a):
     return dd_mul_d(INV_PI[0], INV_PI[1], at)
 
 
-@njit(inline="always")
+@inline
 def _cauchy_cdf(xs):
     """F_C(xs) as a dd, for finite |xs| < 2**60."""
     a = abs(xs)
@@ -232,7 +231,7 @@ def _cauchy_cdf(xs):
     return fh, fl
 
 
-@njit(inline="always")
+@inline
 def _cauchy_arg(xc):
     """The argument of F_C: xc, or 0 below 2**-200 (see ``clamp_abs``)."""
     return math.copysign(clamp_abs(xc, _CAUCHY_BIG), xc)
@@ -250,7 +249,7 @@ def x_cauchy(x):
     return r if xd == xd else xd
 
 
-@njit(inline="always")
+@inline
 def _cauchy_c(th, tl):
     """C(t) for a dd ``0 <= t <= 1``: the polynomial in ``2t - 1``, in dd."""
     sh, sl = dd_add(2.0 * th, 2.0 * tl, -1.0, 0.0)

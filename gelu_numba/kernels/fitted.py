@@ -34,10 +34,9 @@ The approximation error against the exact GELU is each fit's
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner, horner_dd,
+    inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner, horner_dd,
     mul_tail_or_complement, nan_to_zero, one_minus_dd, restore_inf, stand_in,
     taylor_at_zero, two_prod, two_sum,
 )
@@ -67,7 +66,7 @@ def t_form_kernels(name, fit, zero):
     dq_hi, dq_lo = _derivative_dd(q)
     rational = len(q) > 1
 
-    @njit(inline="always")
+    @inline
     def r_dd(sh, sl):
         """R(s) and R'(s) as dds."""
         ph, pl = horner_dd(sh, sl, p, p0)
@@ -83,7 +82,7 @@ def t_form_kernels(name, fit, zero):
         dh, dl = dd_div(nh, nl, qh, ql)
         return rh, rl, dh, dl
 
-    @njit(inline="always")
+    @inline
     def parts_dd(a):
         """(L - a) and s as dds, for 0 <= a <= L."""
         dh, dl = two_sum(L, -a)
@@ -126,13 +125,13 @@ def t_form_kernels(name, fit, zero):
         r = v if near else r
         return r if xd == xd else xd
 
-    @njit(inline="always")
+    @inline
     def r_plain(s):
         if rational:
             return horner(s, p) / horner(s, q)
         return horner(s, p)
 
-    @njit(inline="always")
+    @inline
     def dr_plain(s):
         if rational:
             qs = horner(s, q)

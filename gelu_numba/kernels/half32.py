@@ -39,9 +39,8 @@ No table lookup and no libm call: the loop vectorises.
 """
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import float32_bits, float32_from_bits, fma32, horner32
+from gelu_numba.kernels.primitives import inline, float32_bits, float32_from_bits, fma32, horner32
 from gelu_numba.tables import half_fit
 
 _f = np.float32
@@ -63,12 +62,12 @@ EXP_TAYLOR = (_f(1 / 5040), _f(1 / 720), _f(1 / 120), _f(1 / 24), _f(1 / 6), HAL
 W_MIN = _f(-104.0)
 
 
-@njit(inline="always")
+@inline
 def _pow2(k):
     return float32_from_bits(np.uint32((k + np.int32(127)) << np.int32(23)))
 
 
-@njit(inline="always")
+@inline
 def gelu_half32(x):
     """GELU(x) in float32 arithmetic, for rounding to float16/bfloat16."""
     # the vectorised loop evaluates both sides of every branch, and NumPy

@@ -45,13 +45,12 @@ import numpy as np
 from gelu_numba.kernels.normal import exp_dd
 from gelu_numba.kernels.normal32 import exp_plain
 from gelu_numba.kernels.primitives import (
-    clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul,
+    inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul,
     taylor_at_zero, two_prod, unscale,
 )
 from gelu_numba.tables.approximations import (
     SIGMOID_BETA, TANH_C2, TANH_K, TANH_K3, ZERO_SIGMOID, ZERO_SILU, ZERO_TANH,
 )
-from numba import njit
 
 _INF = math.inf
 # exp_dd and scaled_mul work down to t = 1500 (k >= -2200); every form is
@@ -67,13 +66,13 @@ _T32_MAX = 200.0
 _F32_BIG = 3.5e38
 
 
-@njit(inline="always")
+@inline
 def _clamp(x, m):
     x = x if x < m else m
     return x if x > -m else -m
 
 
-@njit(inline="always")
+@inline
 def _forward_64(x, th, tl):
     """x sigma(y) for finite x, t = |y| = th + tl (dd)."""
     eh, el, k = exp_dd(-th, -tl)
@@ -84,7 +83,7 @@ def _forward_64(x, th, tl):
     return scaled_mul(x, qh, ql, k if neg else np.int64(0))
 
 
-@njit(inline="always")
+@inline
 def _grad_64(neg, th, tl, wh, wl):
     """sigma(y) (1 + w sigma(-y)) for t = |y| and w = x y'(x) (dds)."""
     eh, el, k = exp_dd(-th, -tl)
@@ -103,7 +102,7 @@ def _grad_64(neg, th, tl, wh, wl):
     return scaled_mul(1.0, qh, ql, k if neg else np.int64(0))
 
 
-@njit(inline="always")
+@inline
 def _forward_32(x, t):
     e = exp_plain(-min(t, _T32_MAX))
     # x = -inf: the factor -0.0 gives the limit -0.0 exactly (a product with
@@ -112,7 +111,7 @@ def _forward_32(x, t):
     return (x if x >= 0.0 else xn * e) / (1.0 + e)
 
 
-@njit(inline="always")
+@inline
 def _grad_32(neg, t, w):
     e = exp_plain(-min(t, _T32_MAX))
     d = 1.0 + e
@@ -120,7 +119,7 @@ def _grad_32(neg, t, w):
     return f / (d * d)
 
 
-@njit(inline="always")
+@inline
 def _at_minus_inf_zero(xs):
     """A factor 0.0 at x = -inf, 1.0 elsewhere: a derivative's limit -0.0 at
     -inf as an exact zero (its value at the clamp would be a float32
@@ -128,7 +127,7 @@ def _at_minus_inf_zero(xs):
     return 0.0 if xs == -_INF else 1.0
 
 
-@njit(inline="always")
+@inline
 def _finish(r, xs, zero, xd):
     """Select the Taylor form next to the zero, pass NaN through."""
     near, v = taylor_at_zero(xs, zero)
@@ -138,7 +137,7 @@ def _finish(r, xs, zero, xd):
 
 # ---------------------------------------------------------------- tanh form
 
-@njit(inline="always")
+@inline
 def _tanh_tw(a):
     """t = 2u = C2 a (1 + K a**2) and |w| = C2 a (1 + 3K a**2), as dds."""
     sh, sl = two_prod(a, a)
@@ -175,7 +174,7 @@ def gelu_tanh_grad_64(x):
     return _finish(r, xs, ZERO_TANH, xd)
 
 
-@njit(inline="always")
+@inline
 def _tanh_tw_32(a):
     a2 = a * a
     return TANH_C2[0] * a * (1.0 + TANH_K[0] * a2), TANH_C2[0] * a * (1.0 + TANH_K3[0] * a2)

@@ -78,10 +78,9 @@ Each kernel is a plain Python function of scalars, compiled by
 import math
 
 import numpy as np
-from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, fma, is_finite,
+    inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, fma, is_finite,
     make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
     scaled_mul, stand_in, two_prod, two_sum,
 )
@@ -100,7 +99,7 @@ _INF = math.inf
 _NAN = math.nan
 
 
-@njit(inline="always")
+@inline
 def exp_neg_half_sq_dd(a):
     """``exp(-a**2/2) = (eh + el) * 2**k`` for ``0 <= a <= A_MAX``, with
     ``a**2`` carried exactly (``two_prod``).
@@ -112,7 +111,7 @@ def exp_neg_half_sq_dd(a):
     return exp_dd(-0.5 * p, -0.5 * pe)
 
 
-@njit(inline="always")
+@inline
 def exp_dd(s, se):
     """``exp(s + se) = (eh + el) * 2**k`` for a dd ``s + se`` with
     ``-2800 < s <= 0.35`` (``|k| < 2**12`` keeps ``k LN2_1`` exact).
@@ -133,7 +132,7 @@ def exp_dd(s, se):
     return eh, el, np.int64(kf)
 
 
-@njit(inline="always")
+@inline
 def tail_variable(a):
     """``v = t - t_c`` as an unnormalised dd, for ``t = (a - 4)/(a + 4)`` and
     ``t_c = -1/2`` if ``a < 4`` (``upper`` false), ``+1/2`` otherwise.
@@ -153,7 +152,7 @@ def tail_variable(a):
     return vh, vl - 2.0 * C_T * wl, upper
 
 
-@njit(inline="always")
+@inline
 def tail_ratio_dd(a):
     """``R(a) = Phi(-a) exp(a**2/2)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-57.5."""
@@ -161,7 +160,7 @@ def tail_ratio_dd(a):
     return _r_poly(vh, vl, upper)
 
 
-@njit(inline="always")
+@inline
 def grad_ratio_dd(a):
     """``H(a) = (R(a) - a phi0)/(a - z0)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-58."""
@@ -169,7 +168,7 @@ def grad_ratio_dd(a):
     return _h_poly(vh, vl, upper)
 
 
-@njit(inline="always")
+@inline
 def upper_tail_dd(a):
     """``Q(a) = Phi(-a) = (qh + ql) * 2**k`` (mantissa relative error < 2**-57)."""
     eh, el, k = exp_neg_half_sq_dd(a)
@@ -178,7 +177,7 @@ def upper_tail_dd(a):
     return qh, ql, k
 
 
-@njit(inline="always")
+@inline
 def grad_tail_dd(a):
     """``G(a) = E(a) (a - z0) H(a) = (gh + gl) * 2**k``: GELU'(-a), with its
     zero at ``a = z0`` as an exact factor.

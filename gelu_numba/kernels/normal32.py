@@ -49,10 +49,9 @@ and to float32.
 import math
 
 import numpy as np
-from numba import njit
 
 from gelu_numba.kernels.primitives import (
-    SHIFTER, clamp_abs, fma, horner, is_finite, nan_to_zero, scale_shifted, step_bits,
+    inline, SHIFTER, clamp_abs, fma, horner, is_finite, nan_to_zero, scale_shifted, step_bits,
 )
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
 from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
@@ -67,14 +66,14 @@ _NAN = math.nan
 _TINY32 = 2.0**-125
 
 
-@njit(inline="always")
+@inline
 def exp_neg_half_sq_plain(a):
     """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32`` (``a*a`` is
     exact in float64); rel. error < 2**-34."""
     return exp_plain(-0.5 * (a * a))
 
 
-@njit(inline="always")
+@inline
 def exp_plain(s):
     """``exp(s)`` for ``-708 <= s <= 0``, relative error below
     ``2**-34 + |s| 2**-55`` (the polynomial, and ``ln 2`` as one double),
@@ -85,13 +84,13 @@ def exp_plain(s):
     return scale_shifted(horner(r, EXP32), kb)
 
 
-@njit(inline="always")
+@inline
 def upper_tail(a):
     """``Q(a) = Phi(-a)``."""
     return exp_neg_half_sq_plain(a) * (horner(a, R32_P) / horner(a, R32_Q))
 
 
-@njit(inline="always")
+@inline
 def grad_tail(a):
     """``G(a) = GELU'(-a) = E(a) (a - z0) H(a)``, its zero an exact factor
     (a float32 a is at least 2**-25 from z0, so two parts of z0 suffice)."""
@@ -99,7 +98,7 @@ def grad_tail(a):
     return exp_neg_half_sq_plain(a) * (d * (horner(a, H32_P) / horner(a, H32_Q)))
 
 
-@njit(inline="always")
+@inline
 def grad(xs):
     """GELU'(xs) for a non-NaN xs; -0.0 at -inf."""
     # GELU'(-inf) = -0.0: a zero factor (G < 0 far out gives the sign), not

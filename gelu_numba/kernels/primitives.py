@@ -36,6 +36,7 @@ import functools
 import math
 import struct
 from fractions import Fraction
+from types import MappingProxyType
 
 import numpy as np
 from llvmlite import ir
@@ -44,6 +45,23 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic, overload
+
+#: How every kernel and helper is compiled.  ``forceinline``: LLVM's
+#: ``alwaysinline`` attribute, so each call is inlined into its caller by
+#: LLVM and the element loops vectorise through it.  (Numba's own
+#: ``inline="always"`` inlines at the IR level instead, deep-copying the
+#: callee's IR at every call site: 80 % of a cold first ``gelu`` call, 14 s
+#: instead of 3.5 s.)  ``error_model="numpy"``: a helper is compiled once,
+#: whoever calls it first, and a float division must not grow the
+#: ZeroDivisionError branch that would keep the loops scalar.
+JIT_OPTIONS = MappingProxyType({"forceinline": True, "error_model": "numpy"})
+
+
+def inline(fn):
+    """``fn`` compiled with :data:`JIT_OPTIONS` for whichever target calls
+    it (the CPU's loops, a CUDA kernel, the user's ``@njit`` code)."""
+    return njit(**JIT_OPTIONS)(fn)
+
 
 
 def fma(a, b, c):
@@ -319,7 +337,7 @@ def _pow2_cpu(n):
     return impl
 
 
-@njit(inline="always")
+@inline
 def two_sum(a, b):
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly."""
     s = add_rn(a, b)
@@ -328,7 +346,7 @@ def two_sum(a, b):
     return s, e
 
 
-@njit(inline="always")
+@inline
 def fast_two_sum(a, b):
     """``(s, e)`` with ``s + e == a + b`` exactly, assuming ``|a| >= |b|``."""
     s = add_rn(a, b)
@@ -336,14 +354,14 @@ def fast_two_sum(a, b):
     return s, e
 
 
-@njit(inline="always")
+@inline
 def two_prod(a, b):
     """``(p, e)`` with ``p = fl(a*b)`` and ``p + e == a*b`` exactly."""
     p = mul_rn(a, b)
     return p, fma(a, b, -p)
 
 
-@njit(inline="always")
+@inline
 def dd_mul(ah, al, bh, bl):
     """Product of two dd numbers; relative error below 2**-102."""
     p, e = two_prod(ah, bh)
@@ -351,7 +369,7 @@ def dd_mul(ah, al, bh, bl):
     return fast_two_sum(p, e)
 
 
-@njit(inline="always")
+@inline
 def dd_mul_d(ah, al, b):
     """Product of a dd number and a double; relative error below 2**-104."""
     p, e = two_prod(ah, b)
@@ -359,7 +377,7 @@ def dd_mul_d(ah, al, b):
     return fast_two_sum(p, e)
 
 
-@njit(inline="always")
+@inline
 def one_minus_dd(qh, ql):
     """``1 - (qh + ql)`` as a dd number, for ``|qh| <= 1``."""
     s, e = two_sum(1.0, -qh)
@@ -373,7 +391,7 @@ _SUB_SCALE = 2.0**64
 _SUB_SHIFT = 64
 
 
-@njit(inline="always")
+@inline
 def normalised(v):
     """``(m, e)`` with ``v == m * 2**e`` and ``1 <= |m| < 2`` for any finite
     non-zero v, subnormal ones included; ``(v, 0)`` for ``v = +-0``."""
@@ -382,7 +400,7 @@ def normalised(v):
     return m, e - (_SUB_SHIFT if sub else 0)
 
 
-@njit(inline="always")
+@inline
 def scaled_mul(y, mh, ml, k):
     """``y * (mh + ml) * 2**k`` rounded once, for any finite y.
 
@@ -424,7 +442,7 @@ def scaled_mul(y, mh, ml, k):
 _UNSCALE_MIN = -300
 
 
-@njit(inline="always")
+@inline
 def unscale(h, l, k):
     """``(h + l) * 2**k`` as a dd, for use beside 1 only (``1 +- that``).
 
@@ -437,7 +455,7 @@ def unscale(h, l, k):
     return h * f, l * f
 
 
-@njit(inline="always")
+@inline
 def mul_tail_or_complement(y, lower, h, l, k):
     """``y * F``, rounded once, for a CDF-like F known by its lower tail
     ``T = (h + l) * 2**k``: ``F = T`` if ``lower``, else ``F = 1 - T``.
@@ -532,21 +550,21 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
 
 def _compile_source(source, name, jit=True):
     """Run generated ``source`` with this module's building blocks in scope
-    and return the function ``name`` (``@njit(inline="always")`` unless
+    and return the function ``name`` (``@inline`` unless
     ``jit`` is false: an overload's implementation is compiled by Numba
     for the caller's target)."""
     scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum,
              "fast_two_sum": fast_two_sum}
     exec(source, scope)
-    return njit(inline="always")(scope[name]) if jit else scope[name]
+    return inline(scope[name]) if jit else scope[name]
 
 
 def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
-    """Compile :func:`poly_dd_source` (``@njit(inline="always")``)."""
+    """Compile :func:`poly_dd_source` (``@inline``)."""
     return _compile_source(poly_dd_source(name, pieces, exact_steps, dd_variable), name)
 
 
-@njit(inline="always")
+@inline
 def dd_add(ah, al, bh, bl):
     """Sum of two dd numbers; relative error below 2**-102 unless they cancel
     (then the absolute error is below 2**-104 times the larger)."""
@@ -554,7 +572,7 @@ def dd_add(ah, al, bh, bl):
     return fast_two_sum(s, e + (al + bl))
 
 
-@njit(inline="always")
+@inline
 def dd_div(ah, al, bh, bl):
     """Quotient of two dd numbers (``bh != 0``); relative error below 2**-100."""
     q = ah / bh
@@ -632,17 +650,16 @@ def _horner_compiled(t, coeffs):
     return _horner_n(len(coeffs))
 
 
-# On the CPU the generated code must be inlined by Numba: LLVM's inliner
+# The generated code must be inlined: left to its cost model, LLVM's inliner
 # leaves a long straight-line function a call, which blocks vectorisation
-# (poly14 float64, x_cauchy_grad).  numba-cuda 0.30 fails to type these
-# overloads when it inlines them itself ("add(omitted, omitted)"), and NVVM
-# inlines device functions anyway (no call, no local memory in the PTX).
-for _target, _inline in (("cpu", "always"), ("cuda", "never")):
-    overload(horner_dd, target=_target, inline=_inline)(_horner_dd_compiled)
-    overload(horner, target=_target, inline=_inline)(_horner_compiled)
+# (poly14 float64, x_cauchy_grad); JIT_OPTIONS forces it.  (numba-cuda 0.30
+# fails to type these overloads when it inlines them at the IR level,
+# "add(omitted, omitted)".)
+overload(horner_dd, target="generic", jit_options=JIT_OPTIONS)(_horner_dd_compiled)
+overload(horner, target="generic", jit_options=JIT_OPTIONS)(_horner_compiled)
 
 
-@njit(inline="always")
+@inline
 def taylor_at_zero(x, z):
     """A function with a simple zero x0, next to it: ``(near, value)``.
 
@@ -666,7 +683,7 @@ def taylor_at_zero(x, z):
 TINY_ARG = 2.0**-200
 
 
-@njit(inline="always")
+@inline
 def clamp_abs(x, hi, lo=TINY_ARG):
     """``|x|`` clamped to ``[0, hi]``, and 0 for ``|x| < lo`` (x not NaN).
 
@@ -686,7 +703,7 @@ def clamp_abs(x, hi, lo=TINY_ARG):
     return 0.0 if a < lo else a
 
 
-@njit(inline="always")
+@inline
 def is_finite(x):
     """Quiet test (no ordered compare on NaN) that x is finite."""
     return x == x and x != math.inf and x != -math.inf
@@ -698,13 +715,13 @@ def is_finite(x):
 BIG = 2.0**100
 
 
-@njit(inline="always")
+@inline
 def stand_in(x):
     """x, or +-2**100 for +-inf: products with it raise no invalid flag."""
     return x if abs(x) < BIG else math.copysign(BIG, x)
 
 
-@njit(inline="always")
+@inline
 def restore_inf(r, xs, xd):
     """Undo :func:`stand_in` for the forms ``x F(x)`` with F(-inf) = 0,
     F(inf) = 1: +inf for +inf, -0.0 for -inf.  (The sign test reads xs,
@@ -811,7 +828,7 @@ class _PythonCallDispatcher(CPUDispatcher):
 
 
 def inline_helper(fn):
-    """``njit(inline="always")(fn)``, except that a call from Python runs
+    """:func:`inline`, except that a call from Python runs
     the Python body.
 
     That is what float32 helpers need: a ``njit`` function called from
@@ -820,7 +837,7 @@ def inline_helper(fn):
     round to float64, not float32, and the simulator would not compute what
     the GPU computes.  Compiled callers are unaffected."""
     return _PythonCallDispatcher(py_func=fn, locals={},
-                                 targetoptions={"nopython": True, "inline": "always"})
+                                 targetoptions={"nopython": True, **JIT_OPTIONS})
 
 
 @inline_helper

@@ -13,7 +13,8 @@ seeds its streams with.
 import math
 
 import numpy as np
-from numba import njit
+
+from gelu_numba.kernels.primitives import inline
 
 # SplitMix64 (Steele, Lea & Flood 2014; Vigna's splitmix64.c).  Every
 # constant is a uint64: Numba unifies uint64 with int64 to float64, which
@@ -26,7 +27,7 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@njit(inline="always")
+@inline
 def mix64(z):
     """SplitMix64's output function: the i-th output of the generator seeded
     with ``s`` is ``mix64(s + (i + 1) * GAMMA)`` (mod 2**64)."""
@@ -35,7 +36,7 @@ def mix64(z):
     return z ^ (z >> _S31)
 
 
-@njit(inline="always")
+@inline
 def keep_or_zero(v, u, p):
     """``v * (u < p)``: ``v`` where ``u < p``, else a zero with its sign."""
     return v if u < p or v != v else math.copysign(0.0, v)

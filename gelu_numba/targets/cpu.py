@@ -3,8 +3,9 @@
 Loops
     :func:`loop` compiles a kernel into a NumPy inner loop with Numba's
     public ``@cfunc`` (``void loop(char **args, npy_intp *dims, npy_intp
-    *steps, void *data)``), cached on disk.  The kernel is inlined at the
-    Numba IR level; when every operand has unit stride the loop indexes
+    *steps, void *data)``), cached on disk.  The kernel is inlined by LLVM
+    (``alwaysinline``: :data:`gelu_numba.kernels.primitives.JIT_OPTIONS`);
+    when every operand has unit stride the loop indexes
     ``carray`` views, which LLVM vectorises (packed FMAs on ``ymm``/``zmm``,
     no call: :func:`loop_llvm`, ``tests/test_api.py``); any other strides
     take a scalar loop over byte offsets.
@@ -41,6 +42,7 @@ from numba.extending import intrinsic, overload
 from numba.np import numpy_support
 
 from gelu_numba import catalog
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes, numpy_api
 from gelu_numba.targets.stamp import STAMP
 
@@ -139,7 +141,9 @@ def _operands(nin):
 def serial_loop(kernel, nin, inline, wide=True):
     """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
-    (``"always"``: its loop becomes the caller's; ``"never"``: a function of
+    (``"always"``: its loop becomes the caller's, at the Numba IR level, so
+    that :func:`prefer_wide_vectors` marks the caller; cheap, since the
+    kernel is a call there, inlined by LLVM; ``"never"``: a function of
     its own, vectorised by LLVM as such).  ``wide=False`` leaves the vector
     width to LLVM's tuning for the CPU (timing comparisons only; see
     :func:`prefer_wide_vectors`)."""
@@ -181,8 +185,8 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
 
 def inlined(scalar_kernel):
     """``scalar_kernel`` (a plain Python function of scalars) compiled for
-    the CPU and inlined wherever it is called."""
-    return njit(inline="always")(scalar_kernel)
+    the CPU and inlined by LLVM wherever it is called."""
+    return inline(scalar_kernel)
 
 
 def loop(fn, char, cache=True):

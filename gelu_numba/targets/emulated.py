@@ -47,7 +47,7 @@ def raw(name, kernel, nin):
     with _LOCK:
         u = _BUILT.get(name)
         if u is None:
-            # kernels call one another, so they arrive compiled (njit, inline)
+            # kernels call one another, so they arrive compiled (primitives.inline)
             k = kernel if isinstance(kernel, Dispatcher) else cpu.inlined(kernel)
             py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
             loop = cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)

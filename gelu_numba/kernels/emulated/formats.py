@@ -20,9 +20,8 @@ value and the next power of two go to infinity, as IEEE rounding does.
 import math
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import float32_bits, float32_from_bits
+from gelu_numba.kernels.primitives import inline, float32_bits, float32_from_bits
 
 #: 1.5 * 2**23: adding and subtracting it rounds a float32 below 2**22 to an
 #: integer, ties to even
@@ -39,7 +38,7 @@ FORMATS = {"float16": (11, -24, 65520.0),
            "bfloat16": (8, -133, float.fromhex("0x1.ffp127"))}
 
 
-@njit(inline="always")
+@inline
 def _round(x, p, qmin_exp, overflow):
     a = abs(x)
     if not a < overflow:            # inf, overflow or NaN
@@ -53,13 +52,13 @@ def _round(x, p, qmin_exp, overflow):
     return math.copysign(r, x)
 
 
-@njit(inline="always")
+@inline
 def round_float16(x):
     """float32 ``x`` rounded to the nearest float16, as a float32."""
     return np.float32(_round(np.float32(x), 11, -24, _OVER16))
 
 
-@njit(inline="always")
+@inline
 def round_bfloat16(x):
     """float32 ``x`` rounded to the nearest bfloat16, as a float32."""
     return np.float32(_round(np.float32(x), 8, -133, _OVERBF16))
@@ -83,7 +82,7 @@ def to_format(a, fmt):
     raise ValueError(f"unknown format {fmt!r}; accepted: 'float16', 'bfloat16', 'float32'")
 
 
-@njit(inline="always")
+@inline
 def float16_bits(v):
     """The binary16 bit pattern (as uint16 in a uint32) of a float32 ``v``
     that is exactly a float16 value (e.g. :func:`round_float16`'s result)."""

@@ -34,7 +34,9 @@ Source-only: ggml is not installable here.
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import vectorize
+
+from gelu_numba.kernels.primitives import inline
 
 from gelu_numba.kernels.emulated.formats import float16_bits, round_float16
 
@@ -51,19 +53,19 @@ SQRT_2_INV = _f(0.70710678118654752440084436210484)
 CLAMP = _f(10.0)
 
 
-@njit(inline="always")
+@inline
 def gelu_f32(x):
     """ggml_gelu_f32: the tanh form, glibc tanhf."""
     return HALF * x * (ONE + math.tanh(SQRT_2_OVER_PI * x * (ONE + GELU_COEF_A * x * x)))
 
 
-@njit(inline="always")
+@inline
 def gelu_quick_f32(x):
     """ggml_gelu_quick_f32: ``x * (1/(1 + expf(-1.702 x)))``, glibc expf."""
     return x * (ONE / (ONE + math.exp(GELU_QUICK_COEF * x)))
 
 
-@njit(inline="always")
+@inline
 def gelu_erf(x):
     """ggml_vec_gelu_erf_f32: ``0.5 x (1 + erff(x / sqrt 2))``, glibc erff."""
     return HALF * x * (ONE + math.erf(x * SQRT_2_INV))
@@ -82,12 +84,12 @@ GELU_TABLE = _table(gelu_f32)
 GELU_QUICK_TABLE = _table(gelu_quick_f32)
 
 
-@njit(inline="always")
+@inline
 def _lookup(table, x):
     return table[float16_bits(round_float16(x))]
 
 
-@njit(inline="always")
+@inline
 def gelu(x):
     """ggml_vec_gelu_f32 with GGML_GELU_FP16."""
     if x <= -CLAMP:
@@ -97,7 +99,7 @@ def gelu(x):
     return _lookup(GELU_TABLE, x)
 
 
-@njit(inline="always")
+@inline
 def gelu_quick(x):
     """ggml_vec_gelu_quick_f32 with GGML_GELU_QUICK_FP16."""
     return _lookup(GELU_QUICK_TABLE, x)

@@ -30,7 +30,9 @@ do for bfloat16 and float16 (checked against torch 2.13).
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import vectorize
+
+from gelu_numba.kernels.primitives import inline
 
 from gelu_numba.kernels.emulated.formats import to_format
 from gelu_numba.kernels.emulated.pytorch import sleef_expf_u10
@@ -46,26 +48,26 @@ FAST_C = _f(0.7978845608)
 QUICK = _f(1.702)
 
 
-@njit(inline="always")
+@inline
 def _tanh(v):
     # stand-in for torch.tanh on float32: the correctly rounded tanh
     return _f(math.tanh(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def gelu_new(x):
     """NewGELUActivation in float32."""
     inner = SQRT_2_OVER_PI * (x + KAPPA * (x * x * x))
     return (HALF * x) * (ONE + _tanh(inner))
 
 
-@njit(inline="always")
+@inline
 def gelu_fast(x):
     """FastGELUActivation in float32."""
     return (HALF * x) * (ONE + _tanh(x * FAST_C * (ONE + KAPPA * x * x)))
 
 
-@njit(inline="always")
+@inline
 def quick_gelu(x):
     """QuickGELUActivation in float32 (torch.sigmoid = 1/(1 + SLEEF exp(-x)))."""
     return x * _sigmoid(QUICK * x)
@@ -95,7 +97,7 @@ def gelu_fast_half(x, fmt):
         return r(r(HALF * x) * r(ONE + t))
 
 
-@njit(inline="always")
+@inline
 def _sigmoid(v):
     return ONE / (ONE + sleef_expf_u10(-v))
 

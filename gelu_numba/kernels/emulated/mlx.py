@@ -46,10 +46,10 @@ separate entries.
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import vectorize
 
 from gelu_numba.kernels.emulated.formats import to_format
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits, horner32
+from gelu_numba.kernels.primitives import inline, fma32, float32_bits, float32_from_bits, horner32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -81,7 +81,7 @@ MAGIC = _f(12582912.0)          # 1.5 * 2^23: adding and subtracting it rounds t
 LN2_HI = _f(-6.93145752e-1)
 
 
-@njit(inline="always")
+@inline
 def mlx_exp(x):
     """MLX's CPU exp (simd::exp)."""
     if x != x:
@@ -98,7 +98,7 @@ def mlx_exp(x):
     return scale * horner32(EXP_POLY, fpart)
 
 
-@njit(inline="always")
+@inline
 def mlx_erf_cpu(v):
     """MLX's CPU erf (simd::erf, the at::vec A&S port with MLX's exp)."""
     t = ONE / fma32(AS_P, abs(v), ONE)
@@ -108,13 +108,13 @@ def mlx_erf_cpu(v):
     return res if v > 0 else -res
 
 
-@njit(inline="always")
+@inline
 def mlx_sigmoid_cpu(v):
     y = ONE / (ONE + mlx_exp(abs(v)))
     return y if v < 0 else ONE - y
 
 
-@njit(inline="always")
+@inline
 def _expm1f(a):
     # expm1f_scaled_unchecked(a, 1) and expm1f (Metal kernels, njuffa)
     j = fma32(_f(1.442695), a, MAGIC) - MAGIC
@@ -144,7 +144,7 @@ def _expm1f(a):
     return r
 
 
-@njit(inline="always")
+@inline
 def mlx_erf_metal(a):
     """MLX's Metal erf (njuffa's faithfully rounded erff)."""
     t = abs(a)
@@ -163,26 +163,26 @@ def mlx_erf_metal(a):
     return fma32(horner32(ERF_SMALL, s), a, a)
 
 
-@njit(inline="always")
+@inline
 def gelu_cpu(x):
     """mlx.nn.gelu on the CPU: x * (1 + erf(x / sqrt2)) / 2."""
     return (x * (ONE + mlx_erf_cpu(x / SQRT2))) / TWO
 
 
-@njit(inline="always")
+@inline
 def gelu_metal(x):
     """mlx.nn.gelu on Metal (njuffa erf)."""
     return (x * (ONE + mlx_erf_metal(x / SQRT2))) / TWO
 
 
-@njit(inline="always")
+@inline
 def gelu_approx_cpu(x):
     """mlx.nn.gelu_approx on the CPU (glibc tanhf and powf)."""
     inner = SQRT_2_OVER_PI * (x + KAPPA * math.pow(x, THREE))
     return (HALF * x) * (ONE + math.tanh(inner))
 
 
-@njit(inline="always")
+@inline
 def gelu_fast_approx_cpu(x):
     """mlx.nn.gelu_fast_approx on the CPU: x * sigmoid(1.702 x)."""
     return x * mlx_sigmoid_cpu(QUICK * x)
@@ -201,12 +201,12 @@ def _op(kernel):
     return u
 
 
-@njit(inline="always")
+@inline
 def _pow3(x):
     return math.pow(x, THREE)
 
 
-@njit(inline="always")
+@inline
 def _tanh(x):
     return math.tanh(x)
 

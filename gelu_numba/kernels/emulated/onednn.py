@@ -59,9 +59,8 @@ against the source only.
 """
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits
+from gelu_numba.kernels.primitives import inline, fma32, float32_bits, float32_from_bits
 
 _f = np.float32
 HALF = _f(0.5)
@@ -117,7 +116,7 @@ _TABLE_BITS = (
 TABLE = np.array(_TABLE_BITS, dtype=np.uint32).view(np.float32).reshape(6, 32)
 
 
-@njit(inline="always")
+@inline
 def gelu_erf_avx512(x):
     """oneDNN eltwise gelu_erf forward, avx512_core injector."""
     b = float32_bits(x)
@@ -197,7 +196,7 @@ _TANH_TABLE_BITS = (
 TANH_TABLE = np.array(_TANH_TABLE_BITS, dtype=np.uint32).view(np.float32).reshape(7, 32)
 
 
-@njit(inline="always")
+@inline
 def tanh_avx512(v):
     """oneDNN's JIT tanh (tanh_compute_vector_fwd, AVX2/AVX-512 with FMA)."""
     b = float32_bits(v)
@@ -219,7 +218,7 @@ def tanh_avx512(v):
     return float32_from_bits(float32_bits(t) ^ (b & np.uint32(0x80000000)))
 
 
-@njit(inline="always")
+@inline
 def gelu_tanh_avx512(x):
     """oneDNN eltwise gelu_tanh forward (gelu_tanh_compute_vector_fwd)."""
     g = fma32(x * x, GELU_TANH_K, ONE)
@@ -227,7 +226,7 @@ def gelu_tanh_avx512(x):
     return ((tanh_avx512(g) + ONE) * HALF) * x
 
 
-@njit(inline="always")
+@inline
 def gelu_tanh_grad_avx512(x):
     """oneDNN eltwise gelu_tanh backward at dy = 1 (gelu_tanh_compute_vector_bwd)."""
     s2 = x * x

@@ -48,10 +48,10 @@ bfloat16 launcher; the bfloat16 row applies the same template in bfloat16.
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import vectorize
 
 from gelu_numba.kernels.emulated.formats import to_format
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits, horner32
+from gelu_numba.kernels.primitives import inline, fma32, float32_bits, float32_from_bits, horner32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -91,7 +91,7 @@ FAST_B = _f(0.7978845608028654)
 FAST_C = _f(0.035677408136300125)
 
 
-@njit(inline="always")
+@inline
 def mlas_erf(v):
     """MlasComputeErf for one float32 (the AMD64 kernel's arithmetic)."""
     a = min(ERF_UPPER_ABS_RANGE, abs(v))
@@ -108,7 +108,7 @@ def mlas_erf(v):
     return float32_from_bits(float32_bits(e) | (float32_bits(v) & np.uint32(0x80000000)))
 
 
-@njit(inline="always")
+@inline
 def mlas_tanh(v):
     """MlasComputeTanh for one float32 (the AMD64 kernel's arithmetic)."""
     v = min(TANH_RANGE, max(-TANH_RANGE, v))
@@ -117,25 +117,25 @@ def mlas_tanh(v):
     return p / horner32(TANH_BETA, v2)
 
 
-@njit(inline="always")
+@inline
 def cpu_gelu(x):
     """Gelu (approximate="none") on the CPU."""
     return (HALF * x) * (mlas_erf(x * INV_SQRT2) + ONE)
 
 
-@njit(inline="always")
+@inline
 def cpu_fastgelu(x):
     """FastGelu, and Gelu approximate="tanh", on the CPU."""
     return (HALF * x) * (mlas_tanh(x * (FAST_C * x * x + FAST_B)) + ONE)
 
 
-@njit(inline="always")
+@inline
 def _cr_tanh(v):
     # stand-in for CUDA's tanhf: the correctly rounded float32 tanh
     return _f(math.tanh(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def cuda_fastgelu(x):
     """FastGelu's CUDA kernel in float32 (nvcc's contractions)."""
     t = _cr_tanh(x * fma32(FAST_C * x, x, FAST_B))

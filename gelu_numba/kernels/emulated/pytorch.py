@@ -58,9 +58,8 @@ only where ``1 + erf`` or ``1 + tanh`` cancels (the negative tail).
 import math
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import fma32, float32_bits, float32_from_bits
+from gelu_numba.kernels.primitives import inline, fma32, float32_bits, float32_from_bits
 
 _f = np.float32
 
@@ -105,13 +104,13 @@ _ZERO = _f(0.0)
 
 # ---------------------------------------------------------- the functions
 
-@njit(inline="always")
+@inline
 def _pow2i(q):
     # 2**q for -126 <= q <= 127, built from bits as SLEEF's vpow2i does
     return float32_from_bits(np.uint32(q + 127) << np.uint32(23))
 
 
-@njit(inline="always")
+@inline
 def sleef_expf_u10(d):
     """SLEEF ``xexpf`` (``Sleef_expf*_u10``, FMA build)."""
     if d != d:
@@ -140,7 +139,7 @@ def sleef_expf_u10(d):
     return u
 
 
-@njit(inline="always")
+@inline
 def vec_erf(x):
     """``Vectorized<float>::erf`` (A&S 7.1.26 with SLEEF expf)."""
     a = abs(x)
@@ -154,26 +153,26 @@ def vec_erf(x):
     return -v if float32_bits(x) >> np.uint32(31) else v
 
 
-@njit(inline="always")
+@inline
 def _glibc_erf(v):
     # Numba's math.erf of a float32 calls the C library's erff: on Linux
     # glibc's, the std::erf of PyTorch's scalar path (bit-identical, tested)
     return math.erf(v)
 
 
-@njit(inline="always")
+@inline
 def _cr_erf(v):
     # stand-in for CUDA's erff: the correctly rounded float32 erf
     return np.float32(math.erf(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def _cr_exp(v):
     # stand-in for CUDA's expf: the correctly rounded float32 exp
     return np.float32(math.exp(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def _cr_tanh(v):
     # stand-in for CUDA's tanhf: the correctly rounded float32 tanh
     return np.float32(math.tanh(np.float64(v)))
@@ -183,7 +182,7 @@ def _cr_tanh(v):
 SLEEF_TANH_SAT = _f(8.664339742)
 
 
-@njit(inline="always")
+@inline
 def _vec_tanh(v):
     # stand-in for Vectorized<float>::tanh: the correctly rounded tanh,
     # saturated to +-1 where SLEEF saturates (which decides where 1 + tanh
@@ -193,12 +192,12 @@ def _vec_tanh(v):
     return _cr_tanh(v)
 
 
-@njit(inline="always")
+@inline
 def _erf_form(x, erf):
     return x * HALF * (ONE + erf(x * K_ALPHA))
 
 
-@njit(inline="always")
+@inline
 def _erf_backward(x, erf, exp):
     # dy * (cdf + x * pdf): PyTorch writes the sum plainly; both the at::vec
     # build and nvcc contract it into an FMA (on the CPU only the FMA is
@@ -208,14 +207,14 @@ def _erf_backward(x, erf, exp):
     return fma32(x, pdf, cdf)
 
 
-@njit(inline="always")
+@inline
 def _tanh_form(x, tanh):
     x_cube = x * x * x
     inner = K_BETA_TANH * (x + K_KAPPA * x_cube)
     return HALF * x * (ONE + tanh(inner))
 
 
-@njit(inline="always")
+@inline
 def _tanh_backward(x, tanh):
     x_sq = x * x
     x_cube = x * x * x
@@ -232,55 +231,55 @@ def _tanh_backward(x, tanh):
 
 # ------------------------------------------------------- the code paths
 
-@njit(inline="always")
+@inline
 def cpu_vec_erf(x):
     """at::vec exact GELU: ``x * 0.5 * (1 + erf(x * kAlpha))``."""
     return _erf_form(x, vec_erf)
 
 
-@njit(inline="always")
+@inline
 def cpu_vec_erf_grad(x):
     """at::vec exact backward at dy = 1: ``fma(x, pdf, cdf)``."""
     return _erf_backward(x, vec_erf, sleef_expf_u10)
 
 
-@njit(inline="always")
+@inline
 def cpu_scalar_erf(x):
     """Scalar exact GELU (strided tensors), std::erf = glibc ``erff``."""
     return _erf_form(x, _glibc_erf)
 
 
-@njit(inline="always")
+@inline
 def cpu_vec_tanh(x):
     """at::vec tanh GELU, ``x**3 = x * x * x``."""
     return _tanh_form(x, _vec_tanh)
 
 
-@njit(inline="always")
+@inline
 def cpu_vec_tanh_grad(x):
     """at::vec tanh GELU backward at dy = 1."""
     return _tanh_backward(x, _vec_tanh)
 
 
-@njit(inline="always")
+@inline
 def cuda_erf(x):
     """CUDA exact GELU (float opmath), CUDA erff stand-in."""
     return _erf_form(x, _cr_erf)
 
 
-@njit(inline="always")
+@inline
 def cuda_erf_grad(x):
     """CUDA exact backward at dy = 1 (CUDA erff and expf stand-ins)."""
     return _erf_backward(x, _cr_erf, _cr_exp)
 
 
-@njit(inline="always")
+@inline
 def cuda_tanh(x):
     """CUDA tanh GELU (float opmath), CUDA tanhf stand-in."""
     return _tanh_form(x, _cr_tanh)
 
 
-@njit(inline="always")
+@inline
 def cuda_tanh_grad(x):
     """CUDA tanh GELU backward at dy = 1, CUDA tanhf stand-in."""
     return _tanh_backward(x, _cr_tanh)

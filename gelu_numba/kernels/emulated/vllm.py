@@ -24,10 +24,10 @@ the correctly rounded functions.  Checked against the source only (no GPU).
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import vectorize
 
 from gelu_numba.kernels.emulated.formats import to_format
-from gelu_numba.kernels.primitives import fma32
+from gelu_numba.kernels.primitives import inline, fma32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -38,19 +38,19 @@ KAPPA = _f(0.044715)
 QUICK = _f(-1.702)
 
 
-@njit(inline="always")
+@inline
 def _cr_tanh(v):
     # stand-in for CUDA's tanhf
     return _f(math.tanh(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def _cr_exp(v):
     # stand-in for CUDA's expf
     return _f(math.exp(np.float64(v)))
 
 
-@njit(inline="always")
+@inline
 def gelu_new(x):
     """gelu_new_kernel<float>."""
     x3 = x * x * x
@@ -58,14 +58,14 @@ def gelu_new(x):
     return (HALF * x) * (ONE + t)
 
 
-@njit(inline="always")
+@inline
 def gelu_fast(x):
     """gelu_fast_kernel<float>."""
     t = _cr_tanh((x * BETA) * fma32(KAPPA * x, x, ONE))
     return (HALF * x) * (ONE + t)
 
 
-@njit(inline="always")
+@inline
 def gelu_quick(x):
     """gelu_quick_kernel<float> (also T: float arithmetic, rounded once)."""
     return x / (ONE + _cr_exp(QUICK * x))

@@ -34,9 +34,8 @@ expressions, not a formula of JAX's own, so no backward is emulated.
 import math
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import fma32, horner32
+from gelu_numba.kernels.primitives import inline, fma32, horner32
 
 _f = np.float32
 ONE = _f(1.0)
@@ -88,13 +87,13 @@ R32 = tuple(_f(c) for c in ERFC_R)
 ERFC_ZMIN = _f(-88.72283905206835)
 
 
-@njit(inline="always")
+@inline
 def _ftz(v):
     # flush a subnormal to a zero of its sign (XLA CPU's FTZ/DAZ mode)
     return math.copysign(ZERO, v) if abs(v) < TINY_NORMAL else v
 
 
-@njit(inline="always")
+@inline
 def xla_tanh(a):
     """XLA's float32 tanh intrinsic (FMA build)."""
     x = min(max(a, -TANH_CLAMP), TANH_CLAMP)
@@ -112,7 +111,7 @@ def xla_tanh(a):
     return a if abs(a) < TANH_SMALL else p / q
 
 
-@njit(inline="always")
+@inline
 def jax_tanh(x):
     """``jax.nn.gelu(x)`` under jit on the CPU."""
     x = _ftz(x)
@@ -121,7 +120,7 @@ def jax_tanh(x):
     return _ftz(x * (HALF * (ONE + xla_tanh(inner))))
 
 
-@njit(inline="always")
+@inline
 def chlo_erfc(x):
     """StableHLO's float32 erfc decomposition, flushed as XLA CPU runs it."""
     a = abs(x)
@@ -140,7 +139,7 @@ def chlo_erfc(x):
     return TWO - r if x < ZERO else r
 
 
-@njit(inline="always")
+@inline
 def jax_exact(x):
     """``jax.nn.gelu(x, approximate=False)`` under jit on the CPU."""
     x = _ftz(x)

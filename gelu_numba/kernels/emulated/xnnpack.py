@@ -23,9 +23,8 @@ path emulated here (``half`` None).
 """
 
 import numpy as np
-from numba import njit
 
-from gelu_numba.kernels.primitives import fma32
+from gelu_numba.kernels.primitives import inline, fma32
 
 _f = np.float32
 HALF = _f(0.5)
@@ -46,7 +45,7 @@ APPROX_B = tuple(_f(c) for c in (2.4369759858e-01, 2.4381054565e-02, 1.306035439
                                  7.6477612311e-05, 1.3433452750e-06))
 
 
-@njit(inline="always")
+@inline
 def _rational(x, clamp, a, b):
     xc = min(max(x, -clamp), clamp)
     x2 = xc * xc
@@ -64,13 +63,13 @@ def _rational(x, clamp, a, b):
     return p / q
 
 
-@njit(inline="always")
+@inline
 def f32_gelu(x):
     """xnn_f32_vgelu_ukernel__*_rational_12_10_div."""
     return (x * HALF) * (_rational(x, GELU_CLAMP, GELU_A, GELU_B) + ONE)
 
 
-@njit(inline="always")
+@inline
 def f32_approxgelu(x):
     """xnn_f32_vapproxgelu_ukernel__*_rational_12_10_div."""
     return (x * HALF) * (_rational(x, APPROX_CLAMP, APPROX_A, APPROX_B) + ONE)
