@@ -26,12 +26,15 @@ sigmoid forms are also here as ``gelu_tanh``, ``gelu_sigmoid`` (and
 ``_grad``).  Multithreaded ufuncs: :mod:`gelu_numba.parallel`; GPU:
 :mod:`gelu_numba.gpu`.
 
-Each ufunc is built (its loops loaded from Numba's cache, or compiled) on
-first access of its name.  Importing the package changes no global state.
+Each loop of a ufunc is compiled on the ufunc's first call for its dtype
+(about 1.5 s) and loaded from Numba's on-disk cache in later processes;
+``warmup()`` (or ``python -m gelu_numba warmup``) compiles them all ahead
+of use.  Importing the package changes no global state.
 """
 
 from gelu_numba.targets import publish as _publish
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__, __all__ = _publish.module(__name__, extra={"soi_map": "gelu_numba.soi"})
+__getattr__, __dir__, __all__ = _publish.module(__name__, extra={"soi_map": "gelu_numba.soi",
+                                                       "warmup": "gelu_numba.targets.warmup"})

@@ -13,6 +13,8 @@ import pytest
 import gelu_numba as g
 from gelu_numba.reference.mp import ulp_error_dd
 
+pytestmark = pytest.mark.proof
+
 # The bound each function is documented with (README, docstrings).  The
 # issue asks for <= 2 ulp for the float64 derivatives; the kernels meet 1.
 BOUND = {"gelu": 1.0, "ndtr": 1.0, "norm_pdf": 1.0, "gelu_grad": 1.0,

@@ -15,6 +15,8 @@ import pytest
 
 from analysis import accuracy, report
 
+pytestmark = pytest.mark.tools
+
 
 @pytest.fixture(scope="module")
 def small():

@@ -15,6 +15,8 @@ import pytest
 
 from analysis import speed
 
+pytestmark = pytest.mark.tools
+
 ROOT = Path(__file__).resolve().parents[1]
 PNG = b"\x89PNG\r\n\x1a\n"
 

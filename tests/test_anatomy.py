@@ -2,11 +2,14 @@
 reports for the ufuncs' kernels must be what their design says."""
 
 import numpy as np
+import pytest
 from numba import types
 
 from benchmarks.anatomy import VARIANTS, vector_loop_mix
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets.cpu import serial_loop
+
+pytestmark = pytest.mark.tools
 
 
 def _mix(dtype, label):

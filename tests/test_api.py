@@ -1,5 +1,6 @@
 """The ufunc interface: dtypes, casting, out=/where=/in place, errors, @njit."""
 
+import math
 import pydoc
 
 import numba
@@ -7,6 +8,8 @@ import numpy as np
 import pytest
 
 import gelu_numba as g
+
+pytestmark = pytest.mark.unit
 
 UNARY = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
 ALL = UNARY + ["gelu_backward"]
@@ -132,6 +135,95 @@ print('ok')
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=300)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def _counting_registry(fail=None):
+    """A fresh Registry of the CPU loops that records which loops it
+    compiled, and raises ``fail[0]`` instead while ``fail`` holds one."""
+    from gelu_numba.targets import cpu
+    built = []
+
+    def make_loop(fn, char):
+        if fail:
+            raise fail[0]
+        built.append(char)
+        return cpu.loop(fn, char)
+
+    return cpu.Registry("gelu_numba.targets.cpu", make_loop), built
+
+
+def test_a_loop_compiles_on_the_first_call_of_its_dtype():
+    from gelu_numba import catalog
+    registry, built = _counting_registry()
+    fn = catalog.lookup("ndtr")
+    raw = registry.get(fn)
+    assert built == [] and raw.types == ["f->f", "d->d"]
+    x = np.float32([-2.0, 0.0, 1.5])
+    y = raw(x)
+    assert built == ["f"] and y.dtype == np.float32
+    expected = [0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(float)]
+    assert np.array_equal(y, np.float32(expected))  # rounded once from float64
+    raw(x), raw(x)
+    assert built == ["f"]                 # the stub was replaced by the loop
+    raw(x.astype(np.float64))
+    assert built == ["f", "d"]
+    assert registry.compile(fn, "d") is registry.compile(fn, "d")
+    assert built == ["f", "d"]
+
+
+def test_a_loop_that_fails_to_compile_raises_and_returns_nan_meanwhile():
+    from gelu_numba import catalog
+    from gelu_numba.targets import cpu, numpy_api
+    fail = [MemoryError("no memory for LLVM")]
+    registry, built = _counting_registry(fail)
+    fn = catalog.lookup("ndtr")
+    public = cpu.Ufunc(registry.get(fn), "ndtr", "test", "doc")
+    x = np.float32([0.0, 1.0])
+    with pytest.warns(RuntimeWarning, match="float32 loop of ndtr failed to compile"):
+        with pytest.raises(RuntimeError, match="failed to compile") as info:
+            public(x)
+    assert isinstance(info.value.__cause__, MemoryError)
+    # the raw numpy.ufunc (what duck arrays call) cannot raise: NaN, a
+    # warning, and the error kept for this thread's next check
+    with pytest.warns(RuntimeWarning):
+        y = public.ufunc(x)
+    assert np.isnan(y).all()
+    with pytest.raises(RuntimeError):
+        numpy_api.raise_failure()
+    numpy_api.raise_failure()             # reported once
+    fail.clear()                          # a later call compiles and computes
+    assert public(x)[0] == 0.5 and built == ["f"]
+
+
+def test_warmup_compiles_the_named_loops_and_refuses_unknown_names():
+    import subprocess
+    import sys
+    run = [sys.executable, "-m", "gelu_numba", "warmup"]
+    out = subprocess.run(run + ["--functions", "ndtr", "--dtypes", "float32"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "cpu ndtr float32" in out.stderr and "parallel ndtr float32" in out.stderr
+    assert "warmup: 2 loops" in out.stderr
+    bad = subprocess.run(run + ["--functions", "gelu", "no_such_gelu"],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "unknown function(s) no_such_gelu" in bad.stderr
+    assert "known:" in bad.stderr and "gelu_backward" in bad.stderr
+    usage = subprocess.run([sys.executable, "-m", "gelu_numba"], capture_output=True,
+                           text=True, timeout=300)
+    assert usage.returncode == 1 and "warmup" in usage.stderr
+
+
+def test_warmup_tasks_cover_every_public_function():
+    import gelu_numba.approximations as approx
+    from gelu_numba import production
+    from gelu_numba.targets.warmup import tasks
+    labels = [label for label, _ in tasks()]
+    names = {label.split()[1] for label in labels}
+    public = ({n for n in g.__all__ if n != "warmup"}
+              | set(approx.__all__) - {"APPROXIMATIONS", "Approximation"})
+    assert public <= names
+    assert set(production.PRODUCTION) <= names and "gelu_half32" in names
+    assert len(labels) == len(set(labels))
 
 
 # One function of each kernel family besides the exact ones, chosen where

@@ -17,6 +17,8 @@ from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.reference import approx
 from gelu_numba.reference.mp import ulp_error
 
+pytestmark = pytest.mark.unit
+
 DTYPES = (np.float64, np.float32)
 # the bound on the implementation error (the kernels document ~1)
 IMPL_BOUND = 2.0

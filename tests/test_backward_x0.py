@@ -19,6 +19,8 @@ import pytest
 
 import gelu_numba as g
 
+pytestmark = pytest.mark.unit
+
 X0 = -0.7517915246935645          # the double nearest x0 = -0.75179152469356445746...
 N_DY = 2000
 BOUND = 0.75

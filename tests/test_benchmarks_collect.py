@@ -5,7 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.report import render
+
+pytestmark = pytest.mark.tools
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,6 +28,8 @@ import gelu_numba.approximations as approx
 import gelu_numba.parallel as gp
 from gelu_numba import catalog
 
+pytestmark = pytest.mark.unit
+
 da = pytest.importorskip("dask.array")
 xr = pytest.importorskip("xarray")
 

@@ -8,6 +8,8 @@ import pytest
 
 from analysis import exhaustive as ex
 
+pytestmark = pytest.mark.proof
+
 TH = np.asarray(ex.THRESHOLDS)
 
 

@@ -27,6 +27,8 @@ import pytest
 
 from gelu_numba.targets import cuda as target
 
+pytestmark = pytest.mark.gpu
+
 
 class Cai:
     """An object exposing only ``__cuda_array_interface__``."""

@@ -10,6 +10,8 @@ import pytest
 
 from analysis.sweep_float32 import FUNCTIONS, sweep
 
+pytestmark = pytest.mark.proof
+
 STRIDE = 4099
 
 

@@ -34,6 +34,8 @@ from gelu_numba.tables.approximations import FITS_BY_NAME
 from gelu_numba.tables.normal_cdf import A_MAX, C_T
 from gelu_numba.tables.normal_cdf32 import A32
 
+pytestmark = pytest.mark.unit
+
 DTYPES = [np.float64, np.float32]
 X0 = -0.7517915246935645
 

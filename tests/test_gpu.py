@@ -35,9 +35,9 @@ NIN = {fn.name: fn.nin for fn in catalog.published(catalog.GPU)}
 # the simulator runs device code as Python, in which NumPy warns about
 # the generator's wrapping uint64 arithmetic; Numba warns that the
 # simulator's random-state set-up falls back to object mode
-pytestmark = pytest.mark.filterwarnings(
+pytestmark = [pytest.mark.gpu, pytest.mark.filterwarnings(
     "ignore:overflow encountered:RuntimeWarning",
-    "ignore::numba.core.errors.NumbaWarning")
+    "ignore::numba.core.errors.NumbaWarning")]
 
 
 def test_runs_where_the_conftest_says():

@@ -20,6 +20,8 @@ from analysis.sweep_float32 import gpu32_function, sweep
 from gelu_numba.kernels import normal_f32
 from gelu_numba.reference.mp import ulp_error
 
+pytestmark = pytest.mark.gpu
+
 ONE_INPUT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
 SIX = ONE_INPUT + ["gelu_backward"]
 BOUND = normal_f32.BOUND

@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.gpu
+
 pytest.importorskip("numba_cuda", reason="the GPU layer needs numba-cuda")
 
 _SCRIPT = r"""

@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from analysis.gpu_sass import constant_moves, hot_path, loop_body
+
+pytestmark = pytest.mark.gpu
 
 _LISTING = """
         /*0000*/                   LDC R1, c[0x0][0x28] ;

@@ -12,6 +12,8 @@ import pytest
 import gelu_numba
 from gelu_numba.half import gelu_half32
 
+pytestmark = pytest.mark.unit
+
 
 def _near_tie(x, fmt):
     """|GELU(x) - nearest midpoint of two ``fmt`` values| / |GELU(x)|, in mpmath."""

@@ -9,6 +9,8 @@ import pytest
 from gelu_numba import catalog
 from gelu_numba.reference.measured import MEASURED
 
+pytestmark = pytest.mark.proof
+
 
 @pytest.mark.parametrize("fn", catalog.FUNCTIONS, ids=lambda fn: fn.name)
 def test_measured_within_the_stated_bound(fn):

@@ -9,6 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.tools
+
 NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = ["01_quickstart.ipynb", "02_approximations.ipynb", "03_performance.ipynb",
             "04_paper.ipynb"]

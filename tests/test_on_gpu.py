@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.gpu
+
 SCRIPT = Path(__file__).resolve().parents[1] / "analysis" / "on_gpu.sh"
 
 

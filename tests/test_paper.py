@@ -17,6 +17,8 @@ import pytest
 # torch, scikit-learn and mnist1d are in the test extra: a missing one fails
 from analysis import paper
 
+pytestmark = pytest.mark.tools
+
 FILES = ("summary.md", "results.json", "loss_curves.png", "approximations.png")
 
 

@@ -7,6 +7,8 @@ from bits import same_bits
 import gelu_numba as g
 import gelu_numba.parallel as gp
 
+pytestmark = pytest.mark.unit
+
 UNARY = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
 SPECIAL = [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-300, -1e-300, 5e-324, -40.0,
            -38.5, -14.2, -0.7517915246935645, 1.4142135623730951, 1e300]

@@ -10,6 +10,8 @@ import torch
 from gelu_numba.kernels.emulated.formats import to_format
 from gelu_numba.production import PRODUCTION
 
+pytestmark = pytest.mark.unit
+
 KEYS = ("name", "library", "runs", "formula", "source", "checked")
 
 

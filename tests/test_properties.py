@@ -1,10 +1,13 @@
 """Property-based tests (hypothesis) of what mathematics guarantees."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gelu_numba as g
+
+pytestmark = pytest.mark.unit
 
 # GELU's minimum: GELU(x0) = -0.169971207479903661693868470982...; the
 # float64 just below it is a rigorous lower bound for any faithful result.

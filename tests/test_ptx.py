@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.gpu
+
 # gelu: the exact kernels; the others as in test_api.FAMILIES (poly14 and the
 # Taylor forms: the generated straight-line polynomials)
 FUNCTIONS = ["gelu", "gelu_backward", "norm_pdf", "silu_grad", "x_cauchy_grad",

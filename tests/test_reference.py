@@ -20,6 +20,8 @@ import pytest
 
 from gelu_numba.reference import f64, mp
 
+pytestmark = pytest.mark.proof
+
 TABLE = Path(__file__).resolve().parent / "data" / "reference_table.npz"
 F32_TINY = 2.0**-126
 REL_TOL = 1e-12

@@ -7,6 +7,8 @@ import pytest
 
 from gelu_numba.fitting.remez import MinimaxFit, certify, max_abs, remez
 
+pytestmark = pytest.mark.proof
+
 
 def monomials(n):
     return [(lambda a, j=j: a**j) for j in range(n)]

@@ -14,6 +14,8 @@ import pytest
 
 from gelu_numba.soi import soi_map
 
+pytestmark = pytest.mark.unit
+
 GAMMA = 0x9E3779B97F4A7C15
 MASK = (1 << 64) - 1
 DTYPES = [np.float32, np.float64]

@@ -7,6 +7,8 @@ import pytest
 
 import gelu_numba as g
 
+pytestmark = pytest.mark.unit
+
 DTYPES = [np.float32, np.float64]
 INF, NAN = np.inf, np.nan
 

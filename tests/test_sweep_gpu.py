@@ -20,6 +20,8 @@ import pytest
 from analysis import sweep_float32 as sf
 from analysis import sweep_gpu
 
+pytestmark = pytest.mark.gpu
+
 NAMES = ["gelu", "gelu_backward", "ndtr", "norm_pdf", "gelu_grad", "gelu_grad2"]
 #: (first k, last k + 1, stride): the neighbours of +-0 (subnormals), of
 #: +-inf (the largest finite, the infinities, NaNs of both signs), and an

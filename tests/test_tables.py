@@ -10,6 +10,8 @@ from numba import njit
 from gelu_numba.fitting import make_tables
 from gelu_numba.tables import normal_cdf
 
+pytestmark = pytest.mark.proof
+
 
 def test_tables_regenerate_identically():
     fresh = {}

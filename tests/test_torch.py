@@ -22,6 +22,8 @@ import gelu_numba.torch as gt
 from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.reference import approx, mp
 
+pytestmark = pytest.mark.unit
+
 HALF_TABLE = Path(__file__).parent / "data" / "half_reference.npz"
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(),
                           reason="PyTorch sees no CUDA device")

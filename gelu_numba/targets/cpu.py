@@ -14,7 +14,8 @@ Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
     takes the first one the inputs cast to safely: this order *is* the dtype
     rule of :mod:`gelu_numba.targets.dtypes`) in a real ``numpy.ufunc``
-    (:mod:`gelu_numba.targets.numpy_api`), and wraps it in :class:`Ufunc`,
+    (:mod:`gelu_numba.targets.numpy_api`), each compiled (or loaded from
+    the cache) on the first call for its dtype, and wraps it in :class:`Ufunc`,
     which adds two things and changes nothing else: the ``TypeError`` for
     inputs with no loop names the accepted dtypes, and ``@njit`` code can
     call it (:func:`_register_njit`).  Every argument, keyword and method
@@ -30,6 +31,7 @@ Pickling
     ``gelu_numba.targets.cpu.<name>`` (this module's ``__getattr__``).
 """
 
+import functools
 import inspect
 import threading
 
@@ -51,6 +53,9 @@ LOOP_SIGNATURE = types.void(types.CPointer(types.voidptr), types.CPointer(types.
                             types.CPointer(types.intp), types.voidptr)
 
 _NUMBA_TYPES = {"f": types.float32, "d": types.float64}
+#: the loops of a ufunc, in registration order (float32 first: the dtype
+#: rule of gelu_numba.targets.dtypes)
+_CHARS = "fd"
 
 
 @intrinsic
@@ -234,9 +239,12 @@ class Ufunc:
 
     def __call__(self, *args, **kwargs):
         try:
-            return self.ufunc(*args, **kwargs)  # (direct: the per-call cost)
+            result = self.ufunc(*args, **kwargs)  # (direct: the per-call cost)
         except TypeError as error:
             self._reraise(error, args)
+        if numpy_api._FAILED:
+            numpy_api.raise_failure()
+        return result
 
     def _reraise(self, error, args):
         explained = self._explained(error, args)
@@ -247,9 +255,11 @@ class Ufunc:
     def _method(name):
         def method(self, *args, **kwargs):
             try:
-                return getattr(self.ufunc, name)(*args, **kwargs)
+                result = getattr(self.ufunc, name)(*args, **kwargs)
             except TypeError as error:
                 self._reraise(error, args)
+            numpy_api.raise_failure()
+            return result
         method.__name__ = name
         method.__doc__ = f"``numpy.ufunc.{name}`` of :attr:`ufunc`."
         return method
@@ -282,27 +292,36 @@ def _dtype_of(value):
 
 class Registry:
     """The ``numpy.ufunc`` of each catalog function for one target, built
-    once from ``make_loop(fn, char)`` (thread-safe); pickles find them as
-    attributes of module ``home`` (whose ``__getattr__`` calls :meth:`get`)."""
+    once (thread-safe), each loop compiled from ``make_loop(fn, char)`` on
+    its first call (:class:`~gelu_numba.targets.numpy_api.LazyLoops`) or by
+    :meth:`compile`; pickles find them as attributes of module ``home``
+    (whose ``__getattr__`` calls :meth:`get`)."""
 
     def __init__(self, home, make_loop):
         self.home = home
         self.make_loop = make_loop
         self._lock = threading.RLock()
         self._built = {}
-        #: name -> {char: compiled loop}, for inspection (``cache_hits``)
-        self.loops = {}
+
+    def _loops(self, fn):
+        with self._lock:
+            lazy = self._built.get(fn.name)
+            if lazy is None:
+                lazy = numpy_api.LazyLoops(fn.name, fn.nin, [
+                    (dtypes.LOOP_DTYPES[c], functools.partial(self.make_loop, fn, c))
+                    for c in _CHARS])
+                lazy.ufunc.__module__ = self.home
+                self._built[fn.name] = lazy
+            return lazy
 
     def get(self, fn):
-        with self._lock:
-            raw = self._built.get(fn.name)
-            if raw is None:
-                loops = self.loops[fn.name] = {c: self.make_loop(fn, c) for c in "fd"}
-                raw = numpy_api.make_ufunc(
-                    fn.name, fn.nin, [(dtypes.LOOP_DTYPES[c], loops[c]) for c in "fd"])
-                raw.__module__ = self.home
-                self._built[fn.name] = raw
-            return raw
+        """The ``numpy.ufunc`` of ``fn`` (no loop compiled yet)."""
+        return self._loops(fn).ufunc
+
+    def compile(self, fn, char):
+        """The compiled ``char`` loop of ``fn``, compiled (or loaded from
+        Numba's cache) now if it was not."""
+        return self._loops(fn).compile(_CHARS.index(char))
 
     def attribute(self, name):
         """Module ``__getattr__`` of ``home``: the ufunc of catalog ``name``."""

@@ -11,9 +11,22 @@ NumPy's stable ABI), through :mod:`ctypes`.  The result is an ordinary
 ``numpy.ufunc``: NumPy does all of the dispatch (``__array_ufunc__``),
 casting, broadcasting, ``out=``, ``where=``, ``casting=``, ``dtype=``,
 ``signature=``, buffering and floating-point error checking.
+
+Loops compiled on first use
+    :class:`LazyLoops` registers, in place of each machine-code loop, a
+    stub (a :mod:`ctypes` callback) that compiles the loop on the ufunc's
+    first call for that dtype, writes its address into the ufunc's loop
+    table (NumPy reads the table at each call: later calls go straight to
+    the compiled loop) and runs it.  A ``gelu(x)`` on float32 compiles the
+    float32 loop alone.  A loop that fails to compile cannot raise through
+    NumPy's C loop: its outputs are NaN, a ``RuntimeWarning`` says why, and
+    :func:`raise_failure` (which the package's ufuncs call after each call)
+    raises the error.
 """
 
 import ctypes
+import threading
+import warnings
 
 import numpy as np
 
@@ -53,14 +66,89 @@ def make_ufunc(name, nin, loops):
     the first loop the inputs cast to safely), each a compiled C function
     ``void loop(char **args, npy_intp *dims, npy_intp *steps, void *data)``
     on ``nin`` inputs and one output of that dtype."""
-    n = len(loops)
-    functions = (ctypes.c_void_p * n)(*(cfunc.address for _, cfunc in loops))
+    ufunc, _ = _from_loops(name, nin, [np.dtype(dt) for dt, _ in loops],
+                           [cfunc.address for _, cfunc in loops])
+    _KEEPALIVE.append(loops)
+    return ufunc
+
+
+# void loop(char **args, npy_intp *dims, npy_intp *steps, void *data)
+_LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
+                         ctypes.POINTER(ctypes.c_ssize_t), ctypes.POINTER(ctypes.c_ssize_t),
+                         ctypes.c_void_p)
+_CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+
+# (thread ident, error) of loops that failed to compile, for raise_failure
+_FAILED = []
+
+
+class LazyLoops:
+    """The loops of one ufunc, ``(dtype, build)`` pairs in registration
+    order, each ``build()`` (returning a compiled loop with an ``address``)
+    called once, on the first call of the ufunc for that dtype or on
+    :meth:`compile`; :attr:`ufunc` is the ``numpy.ufunc``."""
+
+    def __init__(self, name, nin, loops):
+        self.name, self.nin = name, nin
+        self.dtypes = [np.dtype(dt) for dt, _ in loops]
+        self._build = [build for _, build in loops]
+        self.compiled = [None] * len(loops)
+        self._lock = threading.RLock()
+        self._stubs = [_LOOP(self._stub(i)) for i in range(len(loops))]
+        self.ufunc, self._functions = _from_loops(
+            name, nin, self.dtypes, [ctypes.cast(s, ctypes.c_void_p).value for s in self._stubs])
+
+    def compile(self, i):
+        """The compiled loop ``i``, compiled now if it was not."""
+        with self._lock:
+            if self.compiled[i] is None:
+                loop = self._build[i]()
+                self._functions[i] = loop.address
+                self.compiled[i] = loop
+            return self.compiled[i]
+
+    def _stub(self, i):
+        def stub(args, dims, steps, data):
+            try:
+                loop = self.compile(i)
+            except BaseException as error:  # noqa: BLE001 (nothing may leave a C loop)
+                self._fail(i, error, args, dims, steps)
+                return
+            _LOOP(loop.address)(args, dims, steps, data)
+        return stub
+
+    def _fail(self, i, error, args, dims, steps):
+        value = _CTYPES[self.dtypes[i]]
+        base, step = args[self.nin], steps[self.nin]
+        for k in range(dims[0]):
+            value.from_address(base + k * step).value = float("nan")
+        _FAILED.append((threading.get_ident(), error))
+        warnings.warn(f"gelu_numba: the {self.dtypes[i]} loop of {self.name} failed to "
+                      f"compile ({error!r}); its outputs are NaN", RuntimeWarning,
+                      stacklevel=2)
+
+
+def raise_failure():
+    """Raise the error of a loop that failed to compile during this
+    thread's last ufunc call, if one did."""
+    if _FAILED:
+        me = threading.get_ident()
+        mine = [e for t, e in _FAILED if t == me]
+        _FAILED[:] = [(t, e) for t, e in _FAILED if t != me]
+        if mine:
+            raise RuntimeError("gelu_numba: a loop failed to compile; "
+                               "its outputs were NaN") from mine[0]
+
+
+def _from_loops(name, nin, dtypes, addresses):
+    n = len(addresses)
+    functions = (ctypes.c_void_p * n)(*addresses)
     data = (ctypes.c_void_p * n)()
     types = (ctypes.c_char * (n * (nin + 1)))(
-        *bytes(np.dtype(dt).num for dt, _ in loops for _ in range(nin + 1)))
+        *bytes(dt.num for dt in dtypes for _ in range(nin + 1)))
     cname = name.encode()
     ufunc = _from_func_and_data(ctypes.addressof(functions), ctypes.addressof(data),
                                 ctypes.addressof(types), n, nin, 1, _PYUFUNC_NONE,
                                 cname, None, 0)
-    _KEEPALIVE.append((functions, data, types, cname, loops))
-    return ufunc
+    _KEEPALIVE.append((functions, data, types, cname))
+    return ufunc, functions
