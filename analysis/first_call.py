@@ -1,0 +1,178 @@
+"""The first call of every public function: cold (empty Numba cache, a
+fresh process) and warm (the cache filled, a fresh process).
+
+For each function of ``gelu_numba`` and ``gelu_numba.approximations``, one
+fresh process with an empty ``NUMBA_CACHE_DIR`` times, in this order:
+``import gelu_numba``, the attribute access (which built both loops before
+the loops were compiled lazily), the first call on a float32 array and the
+first call on a float64 array; a second fresh process on the cache the first
+one filled times the same steps again.  Processes run one at a time, pinned
+to one core (``os.sched_setaffinity``), so that the figures are not shared
+with anything else the machine runs.
+
+    python -m analysis.first_call                       # this checkout
+    python -m analysis.first_call --source /path/to/old/checkout --label before
+
+``--source`` times another checkout of the package (its directory is put
+first on ``sys.path`` of the timed processes), which is how the "before"
+column of the README's table was measured.  Results go to
+``analysis/results/first_call_<label>.json`` and, with ``--table``, the
+table comparing the labels found there is printed as Markdown
+(``--update-readme`` also writes it into the README, between its
+``first-call:start`` and ``first-call:end`` markers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from analysis.common import machine_info
+
+RESULTS = Path(__file__).resolve().parent / "results"
+README = Path(__file__).resolve().parents[1] / "README.md"
+MARKERS = ("<!-- first-call:start -->", "<!-- first-call:end -->")
+
+# Runs in the timed process: steps and their seconds as JSON on stdout.
+_PROBE = r"""
+import json, os, sys, time
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+t0 = time.perf_counter()
+import numpy as np
+import gelu_numba
+t1 = time.perf_counter()
+module = __import__(sys.argv[1], fromlist=["_"])
+f = getattr(module, sys.argv[2])
+t2 = time.perf_counter()
+x32 = np.linspace(-3, 3, 1000, dtype=np.float32)
+f(*[x32] * f.nin)
+t3 = time.perf_counter()
+x64 = x32.astype(np.float64)
+f(*[x64] * f.nin)
+t4 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "access": t2 - t1, "float32": t3 - t2,
+                  "float64": t4 - t3, "file": gelu_numba.__file__}))
+"""
+
+
+def functions():
+    """``[(module, name)]``: every public ufunc of gelu_numba and
+    gelu_numba.approximations, each once (its home module)."""
+    import gelu_numba
+    import gelu_numba.approximations as approx
+    out, seen = [], set()
+    for module in (gelu_numba, approx):
+        for name in module.__all__:
+            f = getattr(module, name)
+            if hasattr(f, "nin") and name not in seen and name != "soi_map":
+                seen.add(name)
+                out.append((module.__name__, name))
+    return out
+
+
+def time_one(module, name, source=None):
+    """``{"cold": steps, "warm": steps}`` for one function."""
+    env = dict(os.environ)
+    if source:
+        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
+    with tempfile.TemporaryDirectory(prefix="first_call_") as cache:
+        env["NUMBA_CACHE_DIR"] = cache
+        out = {}
+        for run in ("cold", "warm"):
+            proc = subprocess.run([sys.executable, "-c", _PROBE, module, name], env=env,
+                                  cwd=cache, capture_output=True, text=True, timeout=600,
+                                  check=True)
+            out[run] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return out
+
+
+def table(labels):
+    """Markdown: per function, first call (access + float32 call) and the
+    second dtype's first call, cold, for each label; then the warm figures."""
+    data = {lab: json.loads((RESULTS / f"first_call_{lab}.json").read_text()) for lab in labels}
+    names = list(data[labels[0]]["functions"])
+    head = ["function"] + [f"{lab}: first call (float32)" for lab in labels] + \
+           [f"{lab}: then float64" for lab in labels] + [f"{lab}: warm cache" for lab in labels]
+    rows = []
+    for lab in labels:
+        m = data[lab]["machine"]
+        rows.append(f"- {lab}: {data[lab]['source']}, measured {data[lab].get('date', '?')} on "
+                    f"{m['cpu']} ({m['cpu_count']} cores), numba {m['numba']}, numpy {m['numpy']}")
+    rows += ["", "| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for name in names:
+        cells = [f"`{name}`"]
+        for key in ("first", "second", "warm"):
+            for lab in labels:
+                r = data[lab]["functions"].get(name)
+                if r is None:
+                    cells.append("—")
+                    continue
+                c, w = r["cold"], r["warm"]
+                value = {"first": c["access"] + c["float32"], "second": c["float64"],
+                         "warm": w["access"] + w["float32"] + w["float64"]}[key]
+                cells.append(f"{value:.2f} s")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _describe(source):
+    """The checkout timed, as its git commit where it has one."""
+    where = source or Path(__file__).resolve().parents[1]
+    try:
+        rev = subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        return f"commit {rev}"
+    except (OSError, subprocess.CalledProcessError):
+        return str(where)
+
+
+def update_readme(body, readme=README):
+    """Replace the README's section between :data:`MARKERS` by ``body``."""
+    text = readme.read_text()
+    start, end = MARKERS
+    if start not in text or end not in text:
+        raise SystemExit(f"{readme} has no {start} ... {end} section to update")
+    readme.write_text(text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m analysis.first_call",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--source", type=Path, help="time this checkout instead (its root folder)")
+    p.add_argument("--label", default="after", help="results file label (default: after)")
+    p.add_argument("--functions", nargs="+", help="only these (default: all)")
+    p.add_argument("--table", nargs="+", metavar="LABEL",
+                   help="print the table of these saved labels and exit")
+    p.add_argument("--update-readme", action="store_true",
+                   help="with --table: write the table into the README too")
+    args = p.parse_args(argv)
+    if args.table:
+        text = table(args.table)
+        print(text)
+        if args.update_readme:
+            update_readme(text + f"\n\nMade by `python -m analysis.first_call --table "
+                                 f"{' '.join(args.table)} --update-readme`.\n")
+        return 0
+    todo = [(m, n) for m, n in functions() if not args.functions or n in args.functions]
+    result = {"machine": machine_info(), "source": _describe(args.source),
+              "date": time.strftime("%Y-%m-%d"), "functions": {}}
+    for module, name in todo:
+        r = time_one(module, name, args.source)
+        result["functions"][name] = r
+        c = r["cold"]
+        print(f"{name:>22}: import {c['import']:.2f} s, first call {c['access'] + c['float32']:.2f} s,"
+              f" then float64 {c['float64']:.2f} s; warm {r['warm']['access'] + r['warm']['float32']:.2f} s",
+              flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"first_call_{args.label}.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
