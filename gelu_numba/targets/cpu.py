@@ -56,6 +56,9 @@ _NUMBA_TYPES = {"f": types.float32, "d": types.float64}
 #: the loops of a ufunc, in registration order (float32 first: the dtype
 #: rule of gelu_numba.targets.dtypes)
 _CHARS = "fd"
+#: numpy_api's list of failed compilations (the same list, mutated in
+#: place): tested after each call, as a global name for speed
+_FAILED = numpy_api.FAILED
 
 
 @intrinsic
@@ -242,7 +245,7 @@ class Ufunc:
             result = self.ufunc(*args, **kwargs)  # (direct: the per-call cost)
         except TypeError as error:
             self._reraise(error, args)
-        if numpy_api._FAILED:
+        if _FAILED:
             numpy_api.raise_failure()
         return result
 
@@ -258,7 +261,8 @@ class Ufunc:
                 result = getattr(self.ufunc, name)(*args, **kwargs)
             except TypeError as error:
                 self._reraise(error, args)
-            numpy_api.raise_failure()
+            if _FAILED:
+                numpy_api.raise_failure()
             return result
         method.__name__ = name
         method.__doc__ = f"``numpy.ufunc.{name}`` of :attr:`ufunc`."

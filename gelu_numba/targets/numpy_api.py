@@ -78,8 +78,10 @@ _LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
                          ctypes.c_void_p)
 _CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
 
-# (thread ident, error) of loops that failed to compile, for raise_failure
-_FAILED = []
+#: (thread ident, error) of the loops that failed to compile and are not
+#: yet raised by :func:`raise_failure` (empty but for failures: callers test
+#: it before calling that, which costs a call)
+FAILED = []
 
 
 class LazyLoops:
@@ -122,7 +124,7 @@ class LazyLoops:
         base, step = args[self.nin], steps[self.nin]
         for k in range(dims[0]):
             value.from_address(base + k * step).value = float("nan")
-        _FAILED.append((threading.get_ident(), error))
+        FAILED.append((threading.get_ident(), error))
         warnings.warn(f"gelu_numba: the {self.dtypes[i]} loop of {self.name} failed to "
                       f"compile ({error!r}); its outputs are NaN", RuntimeWarning,
                       stacklevel=2)
@@ -131,10 +133,10 @@ class LazyLoops:
 def raise_failure():
     """Raise the error of a loop that failed to compile during this
     thread's last ufunc call, if one did."""
-    if _FAILED:
+    if FAILED:
         me = threading.get_ident()
-        mine = [e for t, e in _FAILED if t == me]
-        _FAILED[:] = [(t, e) for t, e in _FAILED if t != me]
+        mine = [e for t, e in FAILED if t == me]
+        FAILED[:] = [(t, e) for t, e in FAILED if t != me]
         if mine:
             raise RuntimeError("gelu_numba: a loop failed to compile; "
                                "its outputs were NaN") from mine[0]
