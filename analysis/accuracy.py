@@ -13,7 +13,7 @@ Method
 ``gelu_backward``, ``ndtr``, ``norm_pdf``) are judged on the committed mpmath
 reference table ``tests/data/reference_table.npz`` (19 150 inputs over every
 region, the exact values as double-doubles; ``python -m
-gelu_numba.reference.make_table`` makes it), float64 on all inputs and
+reference.make_table`` makes it), float64 on all inputs and
 float32 on those representable in float32.  The peers are computed on the
 same inputs: SciPy's formulas (``x * ndtr(x)``, ...), the textbook formulas on
 libm's ``erf``/``exp`` in Numba, and PyTorch and JAX when installed (one
@@ -23,7 +23,7 @@ thread; ``pip install -e '.[compare]'``).
 :data:`gelu_numba.approximations.APPROXIMATIONS` and its ``_grad``, ``silu``,
 ``x_cauchy``, ``lalu`` and their ``_grad``, ``gelu_general`` at mu = 0.25,
 sigma = 0.5) are judged against their *own* formula evaluated by mpmath at 50
-digits (:mod:`gelu_numba.reference.approx`): this is the implementation
+digits (:mod:`reference.approx`): this is the implementation
 error; the approximation error against the exact GELU is the study's
 (``python -m analysis.approximations``) and is quoted from the registry.
 Inputs: ``--samples`` float32-representable points per region.  Peers:
@@ -44,7 +44,7 @@ cluster of ``--workers`` processes by default, or the existing cluster at
 ``--scheduler tcp://host:port`` (its workers need gelu_numba and this
 repository's ``analysis`` package importable).  The exact functions are
 judged against the mpmath-validated float64 reference
-:mod:`gelu_numba.reference.f64`, the approximations against their own float64
+:mod:`reference.f64`, the approximations against their own float64
 loop (checked against mpmath to 2 float64 ulps in the tests, i.e. ~1e-8
 float32 ulp).
 """
@@ -63,7 +63,7 @@ import mpmath as mp
 import numpy as np
 
 from analysis.common import jsonable, machine_info, machine_line
-from gelu_numba.reference.mp import ulp_error_dd
+from reference.mp import ulp_error_dd
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "tests" / "data" / "reference_table.npz"
@@ -93,7 +93,7 @@ PLOT_XMAX = 1e3
 def _approx_formulas():
     """name -> its mpmath formula, a function of one float."""
     from gelu_numba.approximations import APPROXIMATIONS
-    from gelu_numba.reference import approx
+    from reference import approx
 
     out = {}
     for name in APPROXIMATIONS:
@@ -400,7 +400,7 @@ def describe(result):
 
 # ------------------------------------------------- the measured-errors table
 
-MEASURED = Path(__file__).resolve().parents[1] / "gelu_numba" / "reference" / "measured.py"
+MEASURED = Path(__file__).resolve().parents[1] / "gelu_numba" / "measured.py"
 
 _MEASURED_HEADER = '''"""Measured maximum errors of every package function, in ulps of the exact value.
 
@@ -423,7 +423,7 @@ MEASURED = {{
 
 def write_measured(result, path=MEASURED):
     """Write the package's max ulp errors (``result`` of :func:`run`, with
-    both dtypes) as ``gelu_numba/reference/measured.py``."""
+    both dtypes) as ``gelu_numba/measured.py``."""
     best = {}
     for row in result["rows"]:
         if row["implementation"] == PACKAGE:
@@ -520,7 +520,7 @@ def build_parser():
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
     p.add_argument("--write-measured", action="store_true",
-                   help="also write the package's maxima to gelu_numba/reference/measured.py "
+                   help="also write the package's maxima to gelu_numba/measured.py "
                         "(needs all functions and both dtypes), which the docstrings quote")
     g = p.add_argument_group("exhaustive float32 sweep")
     g.add_argument("--exhaustive", action="store_true",

@@ -4,7 +4,7 @@
 forward and derivative ufuncs (float32 and float64 loops, the same
 interface as :func:`gelu_numba.gelu`), the maximum absolute error against
 the exact GELU and GELU' over all real x with where it occurs (measured in
-mpmath by ``python -m gelu_numba.fitting.make_approximations`` and stored
+mpmath by ``python -m fitting.make_approximations`` and stored
 in ``gelu_numba/tables/approximations.py``), a one-line description and the
 source.  Every entry is evaluated faithfully to its own formula (below
 about 1 ulp in both dtypes; ``tests/test_approximations.py``), so the

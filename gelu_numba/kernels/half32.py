@@ -20,7 +20,7 @@ Method (float32 throughout, FMA), for ``a = |x| < A = 16``:
 * ``Phi(-a) = exp(-a^2/2) t P(t)``, ``t = 1/(1 + p a)``: Hastings's form
   (Abramowitz & Stegun 7.1.26), refitted in relative error over the whole
   tail (``gelu_numba/tables/half_fit.py``, ``python -m
-  gelu_numba.fitting.make_half``: degree 8, certified 6.5e-8 with the float32
+  fitting.make_half``: degree 8, certified 6.5e-8 with the float32
   coefficients);
 * ``a^2 = h + l`` exactly (``l = fma(a, a, -h)``): ``exp(-a^2/2) = exp(-h/2)
   (1 - l/2)``, because ``h``'s rounding alone would cost ``a^2 2^-25``

@@ -28,7 +28,7 @@ Error bound
 A float32 result needs a relative error below 2**-25 before its final
 rounding to stay below 1 ulp; the degrees are the lowest that keep the
 bound within 2**-7 ulp of correct rounding (one degree less loses 5 bits,
-``python -m gelu_numba.fitting.make_tables32``), and each saved degree is
+``python -m fitting.make_tables32``), and each saved degree is
 one packed FMA per eight elements in a loop bound by FMA throughput.
 Certified errors of the stored approximations: R 2**-32.4, H 2**-33.6,
 exp 2**-34.1 (table header).  ``ln 2`` as one double puts ``|k| 2**-55.4``

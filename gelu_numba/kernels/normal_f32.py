@@ -25,7 +25,7 @@ or is exactly ``x``; special values first, by bits)
   quotient corrected to float-float by one FMA residual) and ``u = t - 1/2``
   (its rounding error recovered exactly); degree-12 polynomials in ``u``
   (``gelu_numba/tables/normal_cdf_f32.py``, ``python -m
-  gelu_numba.fitting.make_tables_f32``), float32 Horner steps up to ``u**2``
+  fitting.make_tables_f32``), float32 Horner steps up to ``u**2``
   and the last two in float-float, which also take the first-order effect
   of ``t``'s and ``u``'s low parts.
 * ``Phi(-a) = E R``, ``GELU'(-a) = E (a - z0) H`` (``a - z0`` in float-float

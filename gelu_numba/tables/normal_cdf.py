@@ -2,7 +2,7 @@
 
 Regenerate with::
 
-    python -m gelu_numba.fitting.make_tables
+    python -m fitting.make_tables
 
 mpmath 1.3.0, 256-bit working precision.  Each polynomial
 interpolates its function at Chebyshev nodes; the errors below are the

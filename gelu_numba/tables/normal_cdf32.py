@@ -2,7 +2,7 @@
 
 Regenerate with::
 
-    python -m gelu_numba.fitting.make_tables32
+    python -m fitting.make_tables32
 
 mpmath 1.3.0, 256-bit working precision.  Relative errors
 of each approximation as stored, evaluated exactly on 4000 points:
