@@ -81,8 +81,8 @@ def generate(progress=True):
     lines = [
         '"""Coefficients of gelu_half32 (GENERATED: do not edit).',
         "",
-        f"Regenerate with ``{COMMAND}`` (``--check`` compares);",
-        "method and error in fitting.make_half.",
+        f"Regenerate with ``{COMMAND}`` in the gelu-numba repository",
+        "(``--check`` compares); method and error in its fitting/make_half.py.",
         '"""',
         "",
         f"#: t = 1/(1 + P a); chosen from {P_GRID} (float32)",

@@ -162,7 +162,7 @@ def generate(progress=True):
     out = [
         '"""Coefficient tables of the exact normal-CDF kernels (GENERATED: do not edit).',
         "",
-        "Regenerate with::",
+        "Regenerate in the gelu-numba repository with::",
         "",
         "    python -m fitting.make_tables",
         "",

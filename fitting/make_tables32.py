@@ -57,7 +57,7 @@ def generate(progress=True):
     out = [
         '"""Coefficients of the float32 normal-CDF kernels (GENERATED: do not edit).',
         "",
-        "Regenerate with::",
+        "Regenerate in the gelu-numba repository with::",
         "",
         "    python -m fitting.make_tables32",
         "",

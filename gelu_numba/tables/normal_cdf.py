@@ -1,6 +1,6 @@
 """Coefficient tables of the exact normal-CDF kernels (GENERATED: do not edit).
 
-Regenerate with::
+Regenerate in the gelu-numba repository with::
 
     python -m fitting.make_tables
 

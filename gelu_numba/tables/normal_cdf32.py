@@ -1,6 +1,6 @@
 """Coefficients of the float32 normal-CDF kernels (GENERATED: do not edit).
 
-Regenerate with::
+Regenerate in the gelu-numba repository with::
 
     python -m fitting.make_tables32
 
