@@ -54,7 +54,7 @@ import numpy as np
 from analysis import exhaustive
 from analysis.common import machine_info
 from benchmarks.targets import medians
-from gelu_numba.reference import approx
+from reference import approx
 
 OUT = Path(__file__).resolve().parent / "results" / "approximations"
 
@@ -72,7 +72,7 @@ def throughput(recs, exact, n, rounds, dtype):
 
 def impl_error(rec, formulas, samples):
     """Max ulp error of forward and grad against their own formula."""
-    from gelu_numba.reference.mp import ulp_error
+    from reference.mp import ulp_error
     rng = np.random.default_rng(1)
     x = np.concatenate([rng.normal(0, 3, samples - samples // 4),
                         rng.uniform(-1.0, -0.5, samples // 4)])
@@ -277,7 +277,7 @@ def plots(rows, prod, recs, prod_recs, exact_speed, out):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from gelu_numba.reference import f64
+    from reference import f64
 
     x = np.linspace(-7, 7, 14001)
     exact = f64.gelu(x)

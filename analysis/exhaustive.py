@@ -60,7 +60,7 @@ that format (:meth:`gelu_numba.production.Emulation.half_forward`: the
 library's own half arithmetic where it has one, else float32 rounded once;
 ours: float32 rounded once) is compared bit for bit with the correctly
 rounded exact value of ``tests/data/half_reference.npz`` (mpmath; made by
-``python -m gelu_numba.reference.make_half_table``).  Computing in float32
+``python -m reference.make_half_table``).  Computing in float32
 and rounding once cannot be right at every input: where the exact value is
 within a float32 rounding error of a half-precision tie the float32 result
 lands on the tie (the exact ``gelu`` row shows the floor this sets).

@@ -17,11 +17,11 @@ process at the default 2**22). Strides that are powers of two only ever see sign
 odd stride (e.g. 997) for an unbiased sample.
 
 Each chunk is fed to ``gelu_numba.<name>`` (a ufunc-like callable on
-float32 arrays) and to :mod:`gelu_numba.reference.f64`, a float64 reference
+float32 arrays) and to :mod:`reference.f64`, a float64 reference
 validated against mpmath to better than 1e-12 relative (about 1e-5 float32
 ulp). For each function the sweep reports the number of non-NaN inputs
 checked, the maximum error in float32 ulps (``ulp_error_dd`` of
-:mod:`gelu_numba.reference.mp`: ulp of the reference value, the float32
+:mod:`reference.mp`: ulp of the reference value, the float32
 subnormal spacing below 2**-126), the worst input (value and bit pattern),
 the share of outputs equal to the float64 reference rounded to float32 (the
 correctly rounded share; it can only be misjudged where the exact value lies
@@ -69,8 +69,8 @@ import numpy as np
 from numba import njit, vectorize
 
 from analysis.common import int_arg, jsonable, machine_info, machine_line  # noqa: F401 (re-exported names)
-from gelu_numba.reference import f64 as _ref
-from gelu_numba.reference.mp import ulp_error_dd
+from reference import f64 as _ref
+from reference.mp import ulp_error_dd
 
 FUNCTIONS = _ref.FUNCTIONS
 N_PATTERNS = 2**32
@@ -185,7 +185,7 @@ def sweepable() -> list[str]:
     then the one-argument approximations and the x F(x) family (against their
     own float64 loop, which the tests check against mpmath to 2 ulps)."""
     from gelu_numba.approximations import APPROXIMATIONS
-    from gelu_numba.reference.approx import FAMILY
+    from reference.approx import FAMILY
 
     names = list(FUNCTIONS)
     for base in [f"gelu_{a}" for a in APPROXIMATIONS] + list(FAMILY):

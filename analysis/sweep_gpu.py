@@ -35,7 +35,7 @@ per sign and binade, 1.7e7 inputs in all; the CPU sweep's reference breaks
 those ties by the luck of its own rounding.
 
 Against the CPU sweep of the same kernels (``--kernels gpu32``, against
-:mod:`gelu_numba.reference.f64`) the reported ulp errors agree to about
+:mod:`reference.f64`) the reported ulp errors agree to about
 1e-6 ulp; ``tests/test_sweep_gpu.py`` compares the two under numba-cuda's
 simulator at a coarse stride.
 """

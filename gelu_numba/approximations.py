@@ -4,11 +4,12 @@
 forward and derivative ufuncs (float32 and float64 loops, the same
 interface as :func:`gelu_numba.gelu`), the maximum absolute error against
 the exact GELU and GELU' over all real x with where it occurs (measured in
-mpmath by ``python -m gelu_numba.fitting.make_approximations`` and stored
-in ``gelu_numba/tables/approximations.py``), a one-line description and the
-source.  Every entry is evaluated faithfully to its own formula (below
-about 1 ulp in both dtypes; ``tests/test_approximations.py``), so the
-errors below are the approximations' and not rounding's.
+mpmath by ``python -m fitting.make_approximations`` in the gelu-numba
+repository and stored in ``gelu_numba/tables/approximations.py``), a
+one-line description and the source.  Every entry is evaluated faithfully
+to its own formula (below about 1 ulp in both dtypes; the repository's
+``tests/test_approximations.py``), so the errors below are the
+approximations' and not rounding's.
 
 Example::
 
@@ -94,8 +95,8 @@ def _record(name, err):
         description = (f"x (1 - T(|x|)) (x >= 0), x T(|x|) (x < 0); "
                        f"T(a) = (L - a)^2 {r}(S a - 1) for a < L = {fit['L']}, else 0")
         source = ("minimax fit of the absolute error with T(0) = 1/2 (GELU'(0) = 1/2 "
-                  "from both sides) and T >= 0 (the sign of GELU kept), gelu_numba."
-                  "fitting.make_approximations (Remez exchange" +
+                  "from both sides) and T >= 0 (the sign of GELU kept), the gelu-numba "
+                  "repository's fitting.make_approximations (Remez exchange" +
                   (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"))
         kind = "fit"
     return Approximation(name, err.forward, err.forward_at, err.grad, err.grad_at,

@@ -8,7 +8,7 @@ the correctly rounded GELU for all but 5 of 63,488 float16 inputs and all but
 once", reached by a correctly rounded float32 GELU, is 3 and 128: no
 float32 result can do better, because those inputs sit on a half-format tie
 that only the exact value breaks.  Measured speed against
-:func:`gelu_numba.gelu` (float32) and the fits in
+:func:`gelu_numba.gelu` (float32) and the fits in the gelu-numba repository's
 ``analysis/results/approximations/approximations.md``; method and error
 bound in :mod:`gelu_numba.kernels.half32`.
 

@@ -7,13 +7,14 @@ tables (:mod:`gelu_numba.kernels.emulated`, one module per library), as a
 float32 NumPy ufunc.  Each record says who runs it, the formula, the source
 read (repository, path, commit or version) and what the emulation was
 checked against: the library itself where it is installable here (PyTorch
-CPU and, through it, oneDNN; JAX; ONNX Runtime; ``tests/test_production.py``),
-else its source (ggml, XNNPACK, MLX, vLLM, the CUDA kernels).
+CPU and, through it, oneDNN; JAX; ONNX Runtime; the gelu-numba repository's
+``tests/test_production.py``), else its source (ggml, XNNPACK, MLX, vLLM,
+the CUDA kernels).
 
 These are not accurate GELUs; they are the ones people run.  Their errors
 against the exact GELU over all 2**32 float32 inputs, and in float16 and
-bfloat16, are in ``analysis/results/exhaustive`` (``python -m
-analysis.exhaustive``).
+bfloat16, are in the repository's ``analysis/results/exhaustive``
+(``python -m analysis.exhaustive``).
 
 Example::
 

@@ -15,7 +15,8 @@ so autograd (backward and double backward), ``torch.compile`` (also with
 strides.  In eager mode on plain tensors the same formulas run without the
 custom-op dispatcher (whose Python dispatch costs ~20 us a call): a
 forward + backward at 100 elements costs ~64 us against ``nn.GELU``'s
-~48 us on the 2-core VM of ``benchmarks/results/targets.md``.
+~48 us on the 2-core VM of the gelu-numba repository's
+``benchmarks/results/targets.md``.
 
 Devices
     CPU: the package's NumPy ufuncs on zero-copy views of the tensors (the
@@ -47,7 +48,7 @@ value, measured against mpmath)
     float32 ulp is 2^-13 of a float16 ulp and 2^-16 of a bfloat16 one, so
     the rounding to half goes wrong only for exact values that close to a
     half-way point, and then by at most that much beyond half an ulp
-    (``tests/test_torch.py`` recounts them from
+    (the repository's ``tests/test_torch.py`` recounts them from
     ``tests/data/half_reference.npz``).  Computing through float64 would not
     help: PyTorch converts float64 to float16 through float32.
     Backward is the fused ``gelu_backward`` (dy * GELU'(x), one rounding in

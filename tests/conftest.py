@@ -42,7 +42,7 @@ if "NUMBA_ENABLE_CUDASIM" not in os.environ and _cuda_device_count() == 0:
 
 @pytest.fixture(scope="session")
 def table():
-    """The mpmath reference table (see gelu_numba/reference/make_table.py)."""
+    """The mpmath reference table (see reference/make_table.py)."""
     with np.load(TABLE) as data:
         return {k: data[k] for k in data.files}
 

@@ -1,7 +1,7 @@
 """Accuracy against the committed mpmath table, in ulps of the exact value.
 
 The table (tests/data/reference_table.npz, made by
-``python -m gelu_numba.reference.make_table``) holds ~19k inputs over every
+``python -m reference.make_table``) holds ~19k inputs over every
 region: the core, the negative tail to underflow, large positive x, tiny and
 subnormal x, and the neighbourhoods of x0 and +-sqrt(2).  Exact values are
 double-doubles from mpmath at >= 320 bits.
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gelu_numba as g
-from gelu_numba.reference.mp import ulp_error_dd
+from reference.mp import ulp_error_dd
 
 pytestmark = pytest.mark.proof
 

@@ -1,7 +1,7 @@
 """The approximations registry, the x F(x) family and gelu_general.
 
 Expected values come from mpmath: each approximation's own formula
-(``gelu_numba.reference.approx``) for the implementation error, the exact
+(``reference.approx``) for the implementation error, the exact
 GELU for the approximation error, and the published figures of the tanh and
 sigmoid forms (Hendrycks & Gimpel; docs/numerics.md).
 """
@@ -14,8 +14,8 @@ import pytest
 
 import gelu_numba as g
 from gelu_numba.approximations import APPROXIMATIONS
-from gelu_numba.reference import approx
-from gelu_numba.reference.mp import ulp_error
+from reference import approx
+from reference.mp import ulp_error
 
 pytestmark = pytest.mark.unit
 
@@ -197,7 +197,7 @@ def test_rational_remez_levels_the_error():
     ends levelled (error found = |E| to 1e-4), below Lawson's error, and
     |E| is a lower bound of the best error (de la Vallée Poussin), so the
     result is within 1e-4 of the minimax one."""
-    from gelu_numba.fitting import rational
+    from fitting import rational
     with mp.workdps(30):
         p, q = rational.lawson(mp.exp, mp.mpf(0), mp.mpf(1), 2, 2, nodes=120, iters=12)
         e_lawson = max(abs(rational.horner(p, x) / rational.horner(q, x) / mp.exp(x) - 1)

@@ -2,7 +2,7 @@
 
 Stride 4099 (odd, so every exponent and low mantissa bits are visited) gives
 about 1.05 million float32 inputs per function, judged against the
-independent float64 reference ``gelu_numba.reference.f64``, itself checked
+independent float64 reference ``reference.f64``, itself checked
 against mpmath in tests/test_reference.py.
 """
 

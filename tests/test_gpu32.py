@@ -18,7 +18,7 @@ import pytest
 import gelu_numba
 from analysis.sweep_float32 import gpu32_function, sweep
 from gelu_numba.kernels import normal_f32
-from gelu_numba.reference.mp import ulp_error
+from reference.mp import ulp_error
 
 pytestmark = pytest.mark.gpu
 

@@ -71,7 +71,7 @@ def test_tail_fit_within_its_certified_error():
 
 
 def test_tables_regenerate_identically():
-    from gelu_numba.fitting import make_half
+    from fitting import make_half
     from gelu_numba.tables import half_fit
     fresh = {}
     exec(make_half.generate(progress=False), fresh)  # noqa: S102 (our own text)

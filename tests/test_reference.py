@@ -18,7 +18,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from gelu_numba.reference import f64, mp
+from reference import f64, mp
 
 pytestmark = pytest.mark.proof
 
@@ -392,7 +392,7 @@ def test_f64_special_values_and_shapes():
 @pytest.fixture(scope="module")
 def table():
     if not TABLE.exists():
-        pytest.fail(f"{TABLE} missing: run python -m gelu_numba.reference.make_table")
+        pytest.fail(f"{TABLE} missing: run python -m reference.make_table")
     with np.load(TABLE) as d:
         return {k: d[k] for k in d.files}
 

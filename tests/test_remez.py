@@ -5,7 +5,7 @@ import warnings
 import mpmath as mp
 import pytest
 
-from gelu_numba.fitting.remez import MinimaxFit, certify, max_abs, remez
+from fitting.remez import MinimaxFit, certify, max_abs, remez
 
 pytestmark = pytest.mark.proof
 

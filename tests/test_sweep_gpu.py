@@ -4,7 +4,7 @@ Under numba-cuda's simulator (tests/conftest.py) its kernel runs as Python:
 its statistics must be the CPU sweep's, chunk for chunk, for the same
 float32 kernels (``--kernels gpu32``: the GPU's float32 kernels compiled for
 the CPU, the same bits) judged against the independent float64 reference
-(:mod:`gelu_numba.reference.f64`, validated against mpmath), where the GPU
+(:mod:`reference.f64`, validated against mpmath), where the GPU
 sweep uses the float64 GPU kernels.  A subprocess compiles the kernels to
 PTX, so a kernel that only the simulator accepts fails here, in CI.
 """

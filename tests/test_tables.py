@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from gelu_numba.fitting import make_tables
+from fitting import make_tables
 from gelu_numba.tables import normal_cdf
 
 pytestmark = pytest.mark.proof
@@ -95,7 +95,7 @@ def test_ln2_split_is_exact_enough():
 
 
 def test_float32_tables_regenerate_identically():
-    from gelu_numba.fitting import make_tables32
+    from fitting import make_tables32
     from gelu_numba.tables import normal_cdf32
     fresh = {}
     exec(make_tables32.generate(progress=False), fresh)  # noqa: S102 (our own text)
@@ -108,7 +108,7 @@ def test_float32_tables_regenerate_identically():
 def test_float32_rationals_within_their_certified_error():
     # independent spot check of the header's bounds (2**-32.4, 2**-33.6)
     # at points the certification grid does not use
-    from gelu_numba.fitting.rational import horner
+    from fitting.rational import horner
     from gelu_numba.tables import normal_cdf32 as t
     mp.mp.prec = 200
     phi0 = 1 / mp.sqrt(2 * mp.pi)

@@ -20,7 +20,7 @@ from bits import same_bits
 import gelu_numba as g
 import gelu_numba.torch as gt
 from gelu_numba.approximations import APPROXIMATIONS
-from gelu_numba.reference import approx, mp
+from reference import approx, mp
 
 pytestmark = pytest.mark.unit
 

@@ -19,7 +19,7 @@ float64; most GPUs run FP64 at 1/32 to 1/64 of their FP32 rate.  Their
 stated bound is 0.875 ulp (the CPU float32 kernels': 0.508 ulp);
 measured on all 2**32 float32 inputs, at most 0.788 ulp and none above
 1 ulp, 99.59 % to 99.998 % correctly rounded
-(``analysis/results/sweep_float32_gpu32.json``).
+(``analysis/results/sweep_float32_gpu32.json`` in the gelu-numba repository).
 
 Calling convention::
 

@@ -40,7 +40,7 @@ Example
     out = cuda.device_array_like(x)
     bias_gelu[(64, 48), (16, 16)](x, b, out)
 
-``tests/test_gpu.py`` runs this example.
+The gelu-numba repository's ``tests/test_gpu.py`` runs this example.
 """
 
 from gelu_numba import catalog

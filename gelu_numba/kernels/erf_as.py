@@ -22,9 +22,10 @@ coefficients as dds, ``exp_dd``), one final rounding; float32: plain float64.
 
 Error bound
 -----------
-Against the formula itself (``gelu_numba.reference.approx``): float64 below
-0.5 ulp + 2**-50 relative (about 1.5 ulp within 1/8 of the derivative's
-zero), float32 below 0.5 + 2**-9 ulp (``exp_neg_half_sq_plain``: 2**-34).  Its error against the exact GELU
+Against the formula itself (``reference.approx`` in the gelu-numba
+repository): float64 below 0.5 ulp + 2**-50 relative (about 1.5 ulp within
+1/8 of the derivative's zero), float32 below 0.5 + 2**-9 ulp
+(``exp_neg_half_sq_plain``: 2**-34).  Its error against the exact GELU
 (about 1.1e-7 absolute) is in the approximations registry.
 """
 

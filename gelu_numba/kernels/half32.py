@@ -4,23 +4,24 @@ What it is for.  Frameworks compute half-precision GELU in float32 and
 round once.  That has a floor: even the correctly rounded float32 GELU,
 rounded to the format, misses 3 of the 63,488 finite float16 inputs and
 128 of the 65,280 bfloat16 inputs (a double rounding on a tie, see
-``analysis/results/exhaustive/half.md``).  This kernel is the cheapest we
-found that stays at or next to that floor: measured over every finite input
-(``python -m analysis.exhaustive``), its float32 result rounded once gives
+``analysis/results/exhaustive/half.md`` in the gelu-numba repository).  This
+kernel is the cheapest we found that stays at or next to that floor:
+measured over every finite input (the repository's ``python -m
+analysis.exhaustive``), its float32 result rounded once gives
 the correctly rounded GELU for all but 5 float16 inputs (the floor's 3 and
 2 more within 6e-8 relative of a tie) and all but the floor's 128 bfloat16
 inputs.  In float32 it is not a correctly rounded GELU: over all 2^32
 inputs, max 6.85 ulp (x = -0.0658), 4.5e-7 relative on the normal range,
 92.6 % correctly rounded, no inf/NaN where GELU is finite, and relatively
 right (1e-6) down to x = -13.3, where results turn subnormal
-(``analysis/results/exhaustive/float32.md``).
+(the repository's ``analysis/results/exhaustive/float32.md``).
 
 Method (float32 throughout, FMA), for ``a = |x| < A = 16``:
 
 * ``Phi(-a) = exp(-a^2/2) t P(t)``, ``t = 1/(1 + p a)``: Hastings's form
   (Abramowitz & Stegun 7.1.26), refitted in relative error over the whole
-  tail (``gelu_numba/tables/half_fit.py``, ``python -m
-  gelu_numba.fitting.make_half``: degree 8, certified 6.5e-8 with the float32
+  tail (``gelu_numba/tables/half_fit.py``, the repository's ``python -m
+  fitting.make_half``: degree 8, certified 6.5e-8 with the float32
   coefficients);
 * ``a^2 = h + l`` exactly (``l = fma(a, a, -h)``): ``exp(-a^2/2) = exp(-h/2)
   (1 - l/2)``, because ``h``'s rounding alone would cost ``a^2 2^-25``

@@ -17,14 +17,14 @@ so that, with ``Q = E R = Phi(-a)``::
             GELU'(x) = 1 - E (a - z0) H
     phi(x) = phi0 E,   GELU''(x) = phi0 E (2 - a**2).
 
-This avoids each trap of ``docs/numerics.md``: no ``1 + erf``
-cancellation (Q is computed directly); the argument of the exponential is
-``a**2/2`` carried exactly as ``p + pe`` (``two_prod``); ``exp`` reduces
-``s = -a**2/2`` by ``k ln 2`` with a 135-bit ``ln 2`` and returns a
-double-double; the zeros of GELU' (``x0``) and of GELU'' (``+-sqrt 2``) are
-factors evaluated exactly (``a - z0`` and ``2 - a**2`` as double-doubles);
-underflow is handled by keeping the mantissa and the power of two apart
-until a single final scaling (:func:`scaled_mul`).
+This avoids each trap of the gelu-numba repository's ``docs/numerics.md``:
+no ``1 + erf`` cancellation (Q is computed directly); the argument of the
+exponential is ``a**2/2`` carried exactly as ``p + pe`` (``two_prod``);
+``exp`` reduces ``s = -a**2/2`` by ``k ln 2`` with a 135-bit ``ln 2`` and
+returns a double-double; the zeros of GELU' (``x0``) and of GELU''
+(``+-sqrt 2``) are factors evaluated exactly (``a - z0`` and ``2 - a**2`` as
+double-doubles); underflow is handled by keeping the mantissa and the power
+of two apart until a single final scaling (:func:`scaled_mul`).
 
 R and H need no table: in Weideman's variable ``t = (a - 4)/(a + 4)``,
 which maps ``[0, inf)`` onto ``[-1, 1)`` and in which erfcx is analytic,
@@ -41,8 +41,8 @@ its dependency chains, not by its instruction count), the first few in
 
 Error bound
 -----------
-Relative errors, each checked against mpmath (``tests/test_tables.py``
-and the generator's certification):
+Relative errors, each checked against mpmath (the repository's
+``tests/test_tables.py`` and the generator's certification):
 
 * approximation, polynomials as stored: R 2**-59.3, H 2**-59.1, exp 2**-60.4;
 * evaluation: the plain part's rounding errors are scaled by ``|v|**n``
@@ -51,7 +51,7 @@ and the generator's certification):
   ``v`` (the division's rounding error, ``<= 2**-52``) enters the lean
   steps, and the first-order term it leaves out, ``vl v**n S_n'(v)``, is
   below 2**-60.  Measured with the division: R, H and E below 2**-59.4
-  (``tests/test_tables.py`` asserts 2**-59);
+  (the repository's ``tests/test_tables.py`` asserts 2**-59);
 * ``a - z0`` is a double-double within 2**-104 relative of its exact value
   however close a is to z0 (z0 is stored in three parts: with two, the part
   left out is 2**-54.6 of ``a - z0`` at the double nearest x0, which cost
@@ -64,12 +64,12 @@ included, is therefore ``(1 + d) * exact`` with ``|d| < 2**-57`` before its
 single final rounding: at most 0.5 + 2**-4 ulp, below 1 ulp everywhere; a
 subnormal result is scaled once from the double-double
 (:func:`mul_tail_or_complement`, :func:`scaled_mul`), so it too is rounded
-once.  Measured (the mpmath table, ``python -m analysis.accuracy``): see
-``gelu_numba/reference/measured.py`` and the README; the fused backward
-is checked at many dy next to x0 (``tests/test_backward_x0.py``).  These
-kernels serve the float64 loops; float32 loops use the cheaper
-:mod:`gelu_numba.kernels.normal32`, and calling these on float32 values
-gives at most 0.5 + 2**-28 float32 ulp.
+once.  Measured (the mpmath table, the repository's ``python -m
+analysis.accuracy``): see :mod:`gelu_numba.measured` and the README; the
+fused backward is checked at many dy next to x0 (the repository's
+``tests/test_backward_x0.py``).  These kernels serve the float64 loops;
+float32 loops use the cheaper :mod:`gelu_numba.kernels.normal32`, and
+calling these on float32 values gives at most 0.5 + 2**-28 float32 ulp.
 
 Each kernel is a plain Python function of scalars, compiled by
 ``gelu_numba.targets`` into ufuncs (and device functions) for every target.

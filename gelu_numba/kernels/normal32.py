@@ -21,14 +21,15 @@ Every branch is a select and there is no table lookup, libm call or loop
 with a data-dependent trip count, so the unit-stride ufunc loop vectorises:
 ``NUMBA_DUMP_ASSEMBLY=1`` shows packed ``vfmadd...pd`` on ``zmm`` registers
 and one ``vdivpd`` per eight elements in the ``ufunc_wrapper`` loop (63
-instructions per eight elements for ``gelu``: ``python -m benchmarks.anatomy``).
+instructions per eight elements for ``gelu``: ``python -m benchmarks.anatomy``
+in the gelu-numba repository).
 
 Error bound
 -----------
 A float32 result needs a relative error below 2**-25 before its final
 rounding to stay below 1 ulp; the degrees are the lowest that keep the
 bound within 2**-7 ulp of correct rounding (one degree less loses 5 bits,
-``python -m gelu_numba.fitting.make_tables32``), and each saved degree is
+the repository's ``python -m fitting.make_tables32``), and each saved degree is
 one packed FMA per eight elements in a loop bound by FMA throughput.
 Certified errors of the stored approximations: R 2**-32.4, H 2**-33.6,
 exp 2**-34.1 (table header).  ``ln 2`` as one double puts ``|k| 2**-55.4``
@@ -38,7 +39,7 @@ therefore ``exact * (1 + d)`` with ``|d| < 2**-31.9``, which after rounding
 to float32 is at most ``0.5 + 2**-7.9`` ulp (subnormal float32 results
 included: the absolute error is far below their spacing).  ``GELU'`` keeps
 its zero as the factor ``a - z0`` with z0 in double-double, so the bound
-holds next to x0 too.  The exhaustive float32 sweep (README,
+holds next to x0 too.  The exhaustive float32 sweep (README; the repository's
 ``analysis/results/sweep_float32_full.json``) measures the actual maximum
 and the share of correctly rounded results.
 

@@ -7,7 +7,8 @@ half its float32 rate, but most GPUs that ML users have (L4, A10, T4, RTX) at
 1/32 to 1/64 of it.  These kernels use float32 operations only, with
 float-float steps (a value carried as an unevaluated sum ``hi + lo`` of two
 float32) where the bound needs them; compiled for CUDA they contain no
-float64 instruction (``tests/test_ptx.py`` counts them in the PTX).
+float64 instruction (the gelu-numba repository's ``tests/test_ptx.py``
+counts them in the PTX).
 
 Method, for ``a = |x| <= A_F32 = 20`` (beyond, every result has underflowed
 or is exactly ``x``; special values first, by bits)
@@ -24,8 +25,8 @@ or is exactly ``x``; special values first, by bits)
   z0) = P_H(u)`` with ``t = 1/(1 + a/2)`` (``1 + a/2`` a float-float sum, the
   quotient corrected to float-float by one FMA residual) and ``u = t - 1/2``
   (its rounding error recovered exactly); degree-12 polynomials in ``u``
-  (``gelu_numba/tables/normal_cdf_f32.py``, ``python -m
-  gelu_numba.fitting.make_tables_f32``), float32 Horner steps up to ``u**2``
+  (``gelu_numba/tables/normal_cdf_f32.py``, the repository's ``python -m
+  fitting.make_tables_f32``), float32 Horner steps up to ``u**2``
   and the last two in float-float, which also take the first-order effect
   of ``t``'s and ``u``'s low parts.
 * ``Phi(-a) = E R``, ``GELU'(-a) = E (a - z0) H`` (``a - z0`` in float-float
@@ -51,8 +52,8 @@ the power-of-two scaling, then to its spacing): ``0.5 + 0.25 + 0.125``.  The
 evaluation term is an estimate, not a proof, so the stated bound
 :data:`BOUND` = 0.875 ulp is checked on every float32 input: the kernels
 compiled for the CPU perform the same IEEE operations in the same order
-(``python -m analysis.sweep_float32 --kernels gpu32``,
-``analysis/results/sweep_float32_gpu32.json``, 32 min on 2 cores):
+(the repository's ``python -m analysis.sweep_float32 --kernels gpu32``, 32
+min on 2 cores, and its ``analysis/results/sweep_float32_gpu32.json``):
 
 =============  =======  ===================  =================  ======
 function       max ulp  worst input          correctly rounded  > 1 ulp
@@ -66,21 +67,22 @@ gelu_backward  0.770    -13.396721 (0xc15658f8)   99.878 %      0
 =============  =======  ===================  =================  ======
 
 (gelu_backward with one pseudo-random ``dy`` per input, ``|dy|`` in ``[0.25,
-4)``; ``tests/test_gpu32.py`` adds ``dy`` from ``2**-140`` to ``2**127``.)  Every worst case is a subnormal result.
+4)``; the repository's ``tests/test_gpu32.py`` adds ``dy`` from ``2**-140`` to ``2**127``.)  Every worst case is a subnormal result.
 
-Instructions per element (PTX for ``cc=(9, 0)``; ``tests/test_ptx.py``
-asserts the zero): no float64 instruction at all, where the float64-
-arithmetic float32 kernels have 25 (norm_pdf) to 46 (gelu_backward); gelu
-154 PTX instructions (38 ``fma.rn.f32``, one correctly rounded reciprocal),
-gelu_backward 230, gelu_grad 171, gelu_grad2 99, ndtr 148, norm_pdf 74.
+Instructions per element (PTX for ``cc=(9, 0)``; the repository's
+``tests/test_ptx.py`` asserts the zero): no float64 instruction at all,
+where the float64-arithmetic float32 kernels have 25 (norm_pdf) to 46
+(gelu_backward); gelu 154 PTX instructions (38 ``fma.rn.f32``, one correctly
+rounded reciprocal), gelu_backward 230, gelu_grad 171, gelu_grad2 99, ndtr
+148, norm_pdf 74.
 
 CUDA compiles the same operations: every float32 product or sum that could
 be contracted into an FMA is an explicit ``mul_rn``/``add_rn`` (PTX
 ``mul.rn.f32``/``add.rn.f32``, never fused), the FMAs are explicit, the
 quotient is IEEE ``div.rn.f32`` and no fast-math flag is set, so the GPU
-returns the bits that the sweep judged (``tests/test_gpu.py`` checks it on a
-GPU, and under the simulator, where the helpers run as Python on NumPy
-float32 scalars: :func:`~gelu_numba.kernels.primitives.inline_helper`).
+returns the bits that the sweep judged (the repository's ``tests/test_gpu.py``
+checks it on a GPU, and under the simulator, where the helpers run as Python
+on NumPy float32 scalars: :func:`~gelu_numba.kernels.primitives.inline_helper`).
 """
 
 import numpy as np

@@ -1,7 +1,7 @@
 """Coefficients of gelu_half32 (GENERATED: do not edit).
 
-Regenerate with ``python -m gelu_numba.fitting.make_half`` (``--check`` compares);
-method and error in gelu_numba.fitting.make_half.
+Regenerate with ``python -m fitting.make_half`` in the gelu-numba repository
+(``--check`` compares); method and error in its fitting/make_half.py.
 """
 
 #: t = 1/(1 + P a); chosen from (0.3, 0.325, 0.35, 0.375, 0.4) (float32)

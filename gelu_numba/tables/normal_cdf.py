@@ -1,8 +1,8 @@
 """Coefficient tables of the exact normal-CDF kernels (GENERATED: do not edit).
 
-Regenerate with::
+Regenerate in the gelu-numba repository with::
 
-    python -m gelu_numba.fitting.make_tables
+    python -m fitting.make_tables
 
 mpmath 1.3.0, 256-bit working precision.  Each polynomial
 interpolates its function at Chebyshev nodes; the errors below are the

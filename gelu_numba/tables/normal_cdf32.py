@@ -1,8 +1,8 @@
 """Coefficients of the float32 normal-CDF kernels (GENERATED: do not edit).
 
-Regenerate with::
+Regenerate in the gelu-numba repository with::
 
-    python -m gelu_numba.fitting.make_tables32
+    python -m fitting.make_tables32
 
 mpmath 1.3.0, 256-bit working precision.  Relative errors
 of each approximation as stored, evaluated exactly on 4000 points:

@@ -7,8 +7,9 @@ Loops
     (``alwaysinline``: :data:`gelu_numba.kernels.primitives.JIT_OPTIONS`);
     when every operand has unit stride the loop indexes
     ``carray`` views, which LLVM vectorises (packed FMAs on ``ymm``/``zmm``,
-    no call: :func:`loop_llvm`, ``tests/test_api.py``); any other strides
-    take a scalar loop over byte offsets.
+    no call: :func:`loop_llvm`, the gelu-numba repository's
+    ``tests/test_api.py``); any other strides take a scalar loop over byte
+    offsets.
 
 Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
@@ -83,10 +84,11 @@ def prefer_wide_vectors(typingctx):
     prefers 256-bit vectors even where AVX-512 is available, to spare the
     clock on code with few vector instructions; the element loops here are
     nothing but vector arithmetic, and 512-bit vectors make the float64
-    loops about 1.6 times faster there (``benchmarks.anatomy``).  The
-    function attribute ``"prefer-vector-width"="512"`` changes that for the
-    loop alone: no global setting of Numba or LLVM is touched, and CPUs
-    without AVX-512 keep their widest legal vectors.
+    loops about 1.6 times faster there (the gelu-numba repository's
+    ``benchmarks.anatomy``).  The function attribute
+    ``"prefer-vector-width"="512"`` changes that for the loop alone: no
+    global setting of Numba or LLVM is touched, and CPUs without AVX-512
+    keep their widest legal vectors.
     """
     def codegen(context, builder, sig, args):
         # a string attribute, which llvmlite's checked add() does not know

@@ -51,8 +51,9 @@ Fast launches
     through both paths and compares the bits; a difference (a numba-cuda
     whose ABI moved) disables it with a warning.  Everything else (host
     inputs, scalars, strides, broadcasting, mixed dtypes, a foreign
-    stream) takes the general path.  ``tests/test_fast_launch.py`` checks
-    the eligibility rules and, from the PTX, the ABI the packing assumes.
+    stream) takes the general path.  The gelu-numba repository's
+    ``tests/test_fast_launch.py`` checks the eligibility rules and, from
+    the PTX, the ABI the packing assumes.
 """
 
 import math

@@ -36,7 +36,7 @@ from gelu_numba.targets.stamp import STAMP
 BLOCK = {"f": 16384, "d": 4096}
 #: unit-stride runs from this many elements (four blocks) go parallel: below
 #: it, a thread launch costs more than it saves (measured in the README with
-#: ``python -m benchmarks.targets``)
+#: ``python -m benchmarks.targets`` in the gelu-numba repository)
 THRESHOLD = {char: 4 * block for char, block in BLOCK.items()}
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64")

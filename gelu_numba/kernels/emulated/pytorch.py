@@ -16,7 +16,8 @@ Code paths (PyTorch 2.13, x86-64; ``torch.nn.functional.gelu``)
   16-lane vectors) and sends the last ``n % 32`` elements of each thread's
   chunk through the scalar formula, so the same value gets different
   results at different positions (at x = -5.5426: -1.65e-7 from the vector
-  path, 0 from the scalar one; ``tests/test_production.py``).
+  path, 0 from the scalar one; the gelu-numba repository's
+  ``tests/test_production.py``).
 * CPU, ``approximate='tanh'``: ``at::vec`` with SLEEF ``tanhf_u10``
   (:func:`cpu_vec_tanh`).
 * CUDA (``ActivationGeluKernel.cu``): ``x * 0.5 * (1 + erf(x * kAlpha))``
@@ -45,7 +46,7 @@ down (relative error 1), the collapse pytorch#187806 reports.
 reduction with ``L2U``/``L2L`` in FMAs, a degree-6 polynomial in FMAs,
 ``2**q`` applied in two steps, 0 below -104 and inf above 100.  The
 emulation of the at::vec path is therefore bit-identical to PyTorch
-(``tests/test_production_pytorch.py``).
+(the repository's ``tests/test_production_pytorch.py``).
 
 Stand-ins: glibc's ``erff`` (scalar path), SLEEF's ``tanhf_u10`` (a
 double-float algorithm, documented 1.0001 ulp) and CUDA's ``erff``,

@@ -3,7 +3,7 @@ float16 and bfloat16 input, exact (mpmath) and correctly rounded.
 
 Usage::
 
-    python -m gelu_numba.reference.make_half_table [--out PATH]
+    python -m reference.make_half_table [--out PATH]
 
 (about 35 s on one core).  Needs torch, for the two formats' bit patterns.
 
@@ -13,7 +13,7 @@ For each format (float16: 11-bit significand, smallest normal 2**-14;
 bfloat16: 8 bits, 2**-126) every one of the 65,536 bit patterns whose value
 is finite is an input ``x`` (stored as the bits, ``<fmt>_bits``).  For
 ``gelu`` and ``gelu_grad`` the exact value ``v`` comes from
-:mod:`gelu_numba.reference.mp` (>= 256 correct bits); stored are
+:mod:`reference.mp` (>= 256 correct bits); stored are
 
 * ``<fmt>_<fn>_hi``: ``v`` rounded to the nearest double, for measuring
   errors (2**-42 of a half ulp is far below what the tests resolve);
@@ -37,10 +37,10 @@ from pathlib import Path
 import mpmath
 import numpy as np
 
-from gelu_numba.reference import mp as _mp
+from reference import mp as _mp
 
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "half_reference.npz"
-COMMAND = "python -m gelu_numba.reference.make_half_table"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "half_reference.npz"
+COMMAND = "python -m reference.make_half_table"
 
 #: format -> (significand bits p, smallest normal exponent emin, largest
 #: finite value); IEEE 754 binary16 and Google's bfloat16

@@ -4,7 +4,7 @@ GELU fitted for float16 and bfloat16 outputs.
 
 Usage::
 
-    python -m gelu_numba.fitting.make_half [--out PATH] [--check]
+    python -m fitting.make_half [--out PATH] [--check]
 
 The form is Hastings's (Abramowitz & Stegun 7.1.26), refitted for the normal
 tail in relative error: for ``a = |x|``,
@@ -14,7 +14,7 @@ tail in relative error: for ``a = |x|``,
 so ``t * P(t) = erfcx(a/sqrt 2)/2`` on ``0 <= a <= A`` maps to ``t`` in
 ``[1/(1 + p A), 1]``, a finite interval for the whole tail.  ``P`` of degree
 ``DEGREE`` is the minimax fit of ``F(t) = erfcx(a(t)/sqrt 2)/(2 t)`` in
-relative error (weight ``1/F``) by :func:`gelu_numba.fitting.remez.remez`;
+relative error (weight ``1/F``) by :func:`fitting.remez.remez`;
 ``p`` is the one of ``P_GRID`` whose float32-rounded coefficients have the
 smallest certified error.  Why relative error over the whole tail: a
 bfloat16 result is right only if the float32 value is relatively within
@@ -32,11 +32,11 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from gelu_numba.fitting import remez
-from gelu_numba.fitting.make_tables import run_generator
+from fitting import remez
+from fitting.make_tables import run_generator
 
-OUT = Path(__file__).resolve().parents[1] / "tables" / "half_fit.py"
-COMMAND = "python -m gelu_numba.fitting.make_half"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "half_fit.py"
+COMMAND = "python -m fitting.make_half"
 DPS = 40
 #: the fit covers 0 <= a <= A; the kernel returns x or -0 beyond it
 A = 16
@@ -81,8 +81,8 @@ def generate(progress=True):
     lines = [
         '"""Coefficients of gelu_half32 (GENERATED: do not edit).',
         "",
-        f"Regenerate with ``{COMMAND}`` (``--check`` compares);",
-        "method and error in gelu_numba.fitting.make_half.",
+        f"Regenerate with ``{COMMAND}`` in the gelu-numba repository",
+        "(``--check`` compares); method and error in its fitting/make_half.py.",
         '"""',
         "",
         f"#: t = 1/(1 + P a); chosen from {P_GRID} (float32)",

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m gelu_numba.reference.make_table [--out PATH] [--workers N]
+    python -m reference.make_table [--out PATH] [--workers N]
 
 Method
 ------
@@ -27,7 +27,7 @@ byte-for-byte reproducible for a given mpmath version) in two groups:
   -13.15).
 
 Each row stores the exact values of ndtr, norm_pdf, gelu, gelu_grad,
-gelu_grad2 and gelu_backward(dy, x) from :mod:`gelu_numba.reference.mp`
+gelu_grad2 and gelu_backward(dy, x) from :mod:`reference.mp`
 (>= 256 correct bits) as double-double pairs ``<name>_hi``, ``<name>_lo``.
 ``dy`` is uniform in [-3, 3] with about 10 % of rows exactly 1.0. Because
 float32 rows hold float32 ``x`` and ``dy``, their exact values are also the
@@ -53,11 +53,11 @@ from pathlib import Path
 import mpmath
 import numpy as np
 
-from gelu_numba.reference import mp as _mp
+from reference import mp as _mp
 
 SEED = 20240611
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "reference_table.npz"
-COMMAND = "python -m gelu_numba.reference.make_table"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "reference_table.npz"
+COMMAND = "python -m reference.make_table"
 
 # numpy dtype, precision p, smallest normal exponent emin
 _GROUPS = {
@@ -229,7 +229,7 @@ def build(workers: int = 1, progress: bool = False) -> dict:
         out[f"{name}_res"] = vals[:, 3 * i + 2]
     out["provenance"] = np.array(
         f"{COMMAND} (seed {SEED}); mpmath {mpmath.__version__}; "
-        f"gelu_numba.reference.mp at >= {_mp.BASE_PREC} bits working precision "
+        f"reference.mp at >= {_mp.BASE_PREC} bits working precision "
         f"(adaptive, >= {_mp.TARGET_BITS} correct bits); values are double-double "
         f"<name>_hi + <name>_lo; where _hi is float64-subnormal, <name>_res = (exact - hi)/2**-1074; gelu_backward = dy * gelu_grad(x)"
     )

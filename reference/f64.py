@@ -35,7 +35,7 @@ Accuracy
 --------
 For float32 ``x`` every function is accurate to a relative error below
 1e-12 wherever the exact value is a normal float32 (measured against
-``gelu_numba.reference.mp``: at most about 1e-15, see
+``reference.mp``: at most about 1e-15, see
 ``tests/test_reference.py``), and to an absolute error below
 ``1e-12 * 2**-126`` where it is smaller (float32-subnormal or
 underflowing results; about 1e-5 of the float32 subnormal spacing). That is,
@@ -125,7 +125,7 @@ def x0_taylor_coefficients(degree: int = 18, prec: int = 256):
     """
     import mpmath
 
-    from gelu_numba.reference.mp import to_dd, to_double
+    from reference.mp import to_dd, to_double
 
     with mpmath.workprec(prec):
         x0 = mpmath.findroot(

@@ -4,7 +4,7 @@ Each function here *is* the formula: the kernels in
 :mod:`gelu_numba.kernels.logistic`, :mod:`~gelu_numba.kernels.erf_as`,
 :mod:`~gelu_numba.kernels.fitted` and :mod:`~gelu_numba.kernels.family` are
 judged against it (implementation error, in ulps), and the generator
-``python -m gelu_numba.fitting.make_approximations`` measures it against the
+``python -m fitting.make_approximations`` measures it against the
 exact GELU (approximation error).  Decimal constants of the published
 formulas (0.044715, 1.702, the Abramowitz & Stegun coefficients) are taken
 as the exact decimals, not as their nearest doubles.
@@ -18,7 +18,7 @@ these formulas cancels except the derivatives next to their zeros, where
 
 import mpmath as mp
 
-from gelu_numba.fitting.rational import horner
+from fitting.rational import horner
 
 # tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))
 TANH_K = "0.044715"

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m gelu_numba.fitting.make_tables [--out PATH] [--check]
+    python -m fitting.make_tables [--out PATH] [--check]
 
 ``--check`` regenerates into memory and fails if the committed file differs.
 
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import mpmath as mp
 
-from gelu_numba.fitting.chebyshev import fit
+from fitting.chebyshev import fit
 
 PREC = 256
 C_T = 4             # t = (a - C_T)/(a + C_T); 2 C_T = 8 keeps 8/(a + 4) exact
@@ -51,7 +51,7 @@ H_COEF, H_DD = 17, 4
 EXP_R = 0.347
 EXP_COEF, EXP_DD = 13, 3
 FAST_MARGIN = 0.75  # fast_two_sum where max |v S_{j+1}(v)| <= this * |c_j|
-OUT = Path(__file__).resolve().parents[1] / "tables" / "normal_cdf.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf.py"
 
 
 def _funcs():
@@ -162,9 +162,9 @@ def generate(progress=True):
     out = [
         '"""Coefficient tables of the exact normal-CDF kernels (GENERATED: do not edit).',
         "",
-        "Regenerate with::",
+        "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m gelu_numba.fitting.make_tables",
+        "    python -m fitting.make_tables",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision.  Each polynomial",
         "interpolates its function at Chebyshev nodes; the errors below are the",
@@ -237,7 +237,7 @@ def run_generator(generate, out, prog, description, argv=None):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m gelu_numba.fitting.make_tables",
+    return run_generator(generate, OUT, "python -m fitting.make_tables",
                          "Regenerate the coefficient tables of the exact kernels.",
                          argv)
 

@@ -3,7 +3,7 @@ float32 kernels that compute in float32 arithmetic (the GPU's).
 
 Usage::
 
-    python -m gelu_numba.fitting.make_tables_f32 [--out PATH] [--check]
+    python -m fitting.make_tables_f32 [--out PATH] [--check]
 
 ``gelu_numba/kernels/normal_f32.py`` evaluates, for ``0 <= a <= A_F32``,
 
@@ -33,7 +33,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from gelu_numba.fitting.make_tables import PREC, _funcs, run_generator
+from fitting.make_tables import PREC, _funcs, run_generator
 
 #: the kernels' domain 0 <= a <= A_F32, as the float64-arithmetic float32
 #: kernels' A32: beyond it every float32 result has underflowed or is exactly
@@ -49,7 +49,7 @@ DEG = {"R": 12, "H": 12}
 NCOMP = 2
 NODES = 4000
 CHECK_POINTS = 20000
-OUT = Path(__file__).resolve().parents[1] / "tables" / "normal_cdf_f32.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf_f32.py"
 
 
 def _f32(v):
@@ -149,9 +149,9 @@ def generate(progress=True):
     lines = [
         '"""Coefficients of the float32-arithmetic normal-CDF kernels (GENERATED: do not edit).',
         "",
-        "Regenerate with::",
+        "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m gelu_numba.fitting.make_tables_f32",
+        "    python -m fitting.make_tables_f32",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision; t = 1/(1 + {P_T} a),",
         f"u = t - {T_C}, 0 <= a <= {A_F32}.  Relative errors as stored (pairs summed),",
@@ -183,7 +183,7 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m gelu_numba.fitting.make_tables_f32",
+    return run_generator(generate, OUT, "python -m fitting.make_tables_f32",
                          "Regenerate the float32-arithmetic kernels' coefficients.", argv)
 
 

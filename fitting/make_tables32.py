@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m gelu_numba.fitting.make_tables32 [--out PATH] [--check]
+    python -m fitting.make_tables32 [--out PATH] [--check]
 
 The float32 kernels (``gelu_numba/kernels/normal32.py``) evaluate in float64
 arithmetic and need a relative error near 2**-32 only, so they use one
@@ -18,7 +18,7 @@ polynomial for ``exp``:
 * ``exp(r)`` for ``|r| <= 0.347``, degree 7, interpolated at Chebyshev nodes.
 
 All values are computed with mpmath at 256 bits; errors are certified as
-stored (doubles), see :mod:`gelu_numba.fitting.rational`.
+stored (doubles), see :mod:`fitting.rational`.
 """
 
 import sys
@@ -26,14 +26,14 @@ from pathlib import Path
 
 import mpmath as mp
 
-from gelu_numba.fitting import chebyshev, rational
-from gelu_numba.fitting.make_tables import PREC, _funcs, run_generator
+from fitting import chebyshev, rational
+from fitting.make_tables import PREC, _funcs, run_generator
 
 A32 = 20.0
 DEG = (5, 6)
 EXP_R = 0.347
 EXP_COEF = 8
-OUT = Path(__file__).resolve().parents[1] / "tables" / "normal_cdf32.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32.py"
 
 
 def _log2(e):
@@ -57,9 +57,9 @@ def generate(progress=True):
     out = [
         '"""Coefficients of the float32 normal-CDF kernels (GENERATED: do not edit).',
         "",
-        "Regenerate with::",
+        "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m gelu_numba.fitting.make_tables32",
+        "    python -m fitting.make_tables32",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision.  Relative errors",
         "of each approximation as stored, evaluated exactly on 4000 points:",
@@ -87,7 +87,7 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m gelu_numba.fitting.make_tables32",
+    return run_generator(generate, OUT, "python -m fitting.make_tables32",
                          "Regenerate the coefficients of the float32 kernels.", argv)
 
 

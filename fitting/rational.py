@@ -113,14 +113,14 @@ def remez(f, lo, hi, m, n, *, start, weight=None, p0=None, grid=1200, iters=30,
     previous iterate's), a few times until ``E`` settles, then exchange the
     reference for the alternating extrema of the weighted error (refined
     local maxima on a Chebyshev grid, one per sign run, the smaller end
-    trimmed; :func:`gelu_numba.fitting.remez.remez` does the same for linear
+    trimmed; :func:`fitting.remez.remez` does the same for linear
     problems).  ``start`` = ``(p, q)``, e.g. Lawson's fit: its error's
     extrema give the first reference.  Returns ``(p, q, level, max_error,
     converged)``; ``|level|`` bounds the best error from below
     (de la Vallée Poussin) and ``max_error`` is the error found on the
     refined grid.  If ``Q`` gets a zero on the interval, or the error stops
     decreasing, the best iterate so far is returned, not converged."""
-    from gelu_numba.fitting import remez as lin
+    from fitting import remez as lin
     j0 = 0 if p0 is None else 1
     N = (m + 1 - j0) + n
     with mp.workdps(dps):

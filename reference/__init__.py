@@ -1,11 +1,15 @@
 """Reference implementations used to measure the kernels' accuracy.
 
+Repository tools (mpmath, SciPy: the ``reference`` extra), not part of the
+installed package; the tests, ``analysis/`` and ``fitting/`` import them.
+
 ``mp``
     mpmath at >= 320 bits (adaptive where GELU' cancels); the ground truth.
 ``f64``
     A vectorised NumPy/SciPy float64 reference for float32 inputs, validated
     against ``mp`` to a relative error below 1e-12; fast enough for
     exhaustive float32 sweeps.
-``make_table``
-    Writes the committed mpmath table ``tests/data/reference_table.npz``.
+``make_table``, ``make_half_table``
+    Write the committed mpmath tables ``tests/data/reference_table.npz`` and
+    ``tests/data/half_reference.npz`` (``python -m reference.make_table``).
 """
