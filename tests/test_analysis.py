@@ -126,3 +126,15 @@ def test_report_without_speed_and_readme_update(tmp_path, monkeypatch):
     text = readme.read_text()
     assert "old" not in text and text.startswith("intro\n") and text.endswith("after\n")
     assert "](reports/accuracy/accuracy_float32.png)" in text
+
+
+def test_approximation_study_script_runs(tmp_path):
+    from analysis import approximations as study
+    from gelu_numba.approximations import APPROXIMATIONS
+    assert study.main(["--n", "4096", "--rounds", "1", "--samples", "8",
+                       "--no-plots", "--out", str(tmp_path)]) == 0
+    md = (tmp_path / "approximations.md").read_text()
+    assert "| tanh | 0.000473" in md and "Frontier" in md
+    rows = (tmp_path / "approximations.csv").read_text().splitlines()
+    assert len(rows) == 1 + len(APPROXIMATIONS)
+    assert study.main(["--n", "10"]) == 2          # a clear error, no traceback

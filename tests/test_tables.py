@@ -128,3 +128,13 @@ def test_float32_rationals_within_their_certified_error():
         assert abs(rat(t.R32_P, t.R32_Q, a) / r - 1) < mp.mpf(2) ** -32.3
         h = (r - phi0 * a) / (a - z0)
         assert abs(rat(t.H32_P, t.H32_Q, a) / h - 1) < mp.mpf(2) ** -33.5
+
+
+def test_half_fit_tables_regenerate_identically():
+    # gelu_half32's coefficients (gelu_numba.kernels.half32)
+    from fitting import make_half
+    from gelu_numba.tables import half_fit
+    fresh = {}
+    exec(make_half.generate(progress=False), fresh)  # noqa: S102 (our own text)
+    for k in ("P", "COEFFS", "A", "MAX_REL_ERROR"):
+        assert fresh[k] == getattr(half_fit, k), k
