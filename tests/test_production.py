@@ -1,7 +1,12 @@
 """gelu_numba.production: the registry, the float32-only ufuncs, the half
 formats, and the PyTorch emulations against torch itself."""
 
+import os
 import pickle
+import re
+import subprocess
+import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -270,42 +275,144 @@ def test_xnnpack_meets_its_own_test_tolerance():
 
 
 # ---------------------------------------------------- oneDNN, through torch
+#
+# Which oneDNN kernel torch runs depends on the CPU and on ONEDNN_MAX_CPU_ISA
+# (and PyTorch's half-format checks on oneDNN's effective ISA), so the tests
+# ask oneDNN: its verbose log names the kernel of every call ("jit:" and the
+# ISA it was generated for), or has no line where torch did not call oneDNN.
 
-def test_onednn_avx512_is_torchs_default_exact_gelu():
-    """Contiguous float32 on this AVX-512 CPU: torch 2.13 runs oneDNN's
-    minimax gelu_erf; the emulation is bit-identical."""
-    y = torch.nn.functional.gelu(torch.from_numpy(X)).numpy()
-    assert same_bits(PRODUCTION["onednn_gelu_erf_avx512"].forward(X), y).all()
-    # and it is exactly 0 below x = -5.5426 (the rbound), unlike the exact GELU
-    assert PRODUCTION["onednn_gelu_erf_avx512"].forward(np.float32([-5.6]))[0] == 0
+#: oneDNN's gelu_erf kernels, by the two code paths of
+#: gelu_erf_compute_vector_fwd (minimax polynomials from avx512_core up, A&S
+#: 7.1.26 below); sse41 and avx (no FMA) are not emulated
+ONEDNN_PATH = {"jit:avx2": "avx2", "jit:avx2_vnni_2": "avx2", "jit:avx512_core": "avx512",
+               "jit:avx512_core_bf16": "avx512", "jit:avx10_1_512": "avx512",
+               "jit:avx10_1_512_amx": "avx512", "jit:avx10_2": "avx512"}
+EMULATION = {"avx2": "onednn_gelu_erf_avx2", "avx512": "onednn_gelu_erf_avx512"}
+#: the A&S path on any x86-64 CPU: both libraries read their caps once, when
+#: they start, so only a fresh process honours them
+AVX2_ENV = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+
+_VERBOSE_EXEC = re.compile(r"onednn_verbose,.*,exec,cpu,eltwise,([^,]+),\w+,.*eltwise_gelu_erf")
 
 
-def _cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as fh:
-            return next((set(line.split(":", 1)[1].split()) for line in fh
-                         if line.startswith("flags")), set())
-    except OSError:  # pragma: no cover
-        return set()
+def _kernels(log):
+    return [m.group(1) for m in map(_VERBOSE_EXEC.match, log.splitlines()) if m]
 
 
+_CHILD = """
+import sys, numpy as np, torch
+torch.set_num_threads(1)
+t = torch.from_numpy(np.load(sys.argv[1])).to(getattr(torch, sys.argv[2]))
+y = torch.nn.functional.gelu(t).float().numpy()
+g = torch.ops.aten.gelu_backward(torch.ones_like(t), t).numpy() if sys.argv[3] == "1" else y
+np.save(sys.argv[1], np.stack([y, g]))
+"""
+
+
+def _torch_gelu(x, fmt="float32", forced=False, grad=False):
+    """torch's gelu of float32 ``x`` as ``fmt`` (and gelu_backward at dy = 1
+    with ``grad``), as float32, and the oneDNN kernels that ran: here, or
+    with ``forced`` in a subprocess capped to AVX2 (:data:`AVX2_ENV`)."""
+    if forced:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "x.npy")
+            np.save(path, x)
+            env = dict(os.environ, **AVX2_ENV, ONEDNN_VERBOSE="1")
+            run = subprocess.run([sys.executable, "-c", _CHILD, path, fmt, str(int(grad))],
+                                 env=env, capture_output=True, text=True)
+            assert run.returncode == 0, run.stderr
+            y, g = np.load(path)
+        return y, (g if grad else None), _kernels(run.stdout)
+    t = torch.from_numpy(x).to(getattr(torch, fmt))
+    # the log goes to file descriptor 1 (C stdio), not through sys.stdout
+    with tempfile.TemporaryFile() as log:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(log.fileno(), 1)
+        try:
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                y = torch.nn.functional.gelu(t).float().numpy()
+                g = torch.ops.aten.gelu_backward(torch.ones_like(t), t).numpy() if grad else None
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        log.seek(0)
+        return y, g, _kernels(log.read().decode())
+
+
+#: the float32 kernel torch runs here: oneDNN's effective ISA, after
+#: ONEDNN_MAX_CPU_ISA (a CPU's flags alone would not tell)
+DEFAULT_KERNEL = next(iter(_torch_gelu(np.linspace(-3, 3, 64, dtype=np.float32))[2]), None)
+DEFAULT_PATH = ONEDNN_PATH.get(DEFAULT_KERNEL)
+#: the paths this CPU runs: its own, and the A&S path by capping the ISA
+PATHS = sorted({"avx2", DEFAULT_PATH} - {None})
+
+
+def _pytorch_sends_to_onednn(fmt, kernel):
+    """PyTorch's mkldnn_bf16_device_check and mkldnn_fp16_device_check
+    (ideep's has_bf16_type_support, has_fp16_type_support) on oneDNN's
+    effective ISA, named by its float32 kernel."""
+    isa = kernel.removeprefix("jit:")
+    if fmt == "bfloat16":       # avx512_core and up, or avx2_vnni_2
+        return isa != "avx2"
+    return isa in ("avx2_vnni_2", "avx10_1_512", "avx10_1_512_amx", "avx10_2")
+
+
+# generated only where torch runs AVX-512 (not skipped elsewhere): on AVX2
+# CPUs and under ONEDNN_MAX_CPU_ISA=AVX2 there is no such test
+if DEFAULT_PATH == "avx512":
+    def test_onednn_avx512_is_torchs_default_exact_gelu():
+        """Contiguous float32 on an AVX-512 CPU: torch 2.13 runs oneDNN's
+        minimax gelu_erf; the emulation is bit-identical.  Its backward is
+        the A&S one of every ISA."""
+        y, g, kernels = _torch_gelu(X, grad=True)
+        assert [ONEDNN_PATH[k] for k in kernels] == ["avx512", "avx512"], kernels
+        assert same_bits(PRODUCTION["onednn_gelu_erf_avx512"].forward(X), y).all()
+        with np.errstate(over="ignore"):
+            assert same_bits(PRODUCTION["onednn_gelu_erf_avx2"].grad(X), g).all()
+        # and it is exactly 0 below x = -5.5426 (the rbound), unlike the exact GELU
+        assert PRODUCTION["onednn_gelu_erf_avx512"].forward(np.float32([-5.6]))[0] == 0
+
+
+def test_onednn_avx2_is_torchs_default_exact_gelu_without_avx512():
+    """Contiguous float32 without AVX-512 (an AVX2 CPU, or any x86-64 CPU
+    capped to AVX2): oneDNN's A&S 7.1.26 with its own exp, forward and
+    backward bit-identical."""
+    # beyond the grid: exp's clamp to ln FLT_MIN and its 0 from -86.99 on (|x| near 13.2)
+    far = np.linspace(12, 14, 20_001, dtype=np.float32)
+    x = np.concatenate([X, far, -far, np.float32([np.nan, -np.inf])])
+    y, g, kernels = _torch_gelu(x, forced=DEFAULT_PATH != "avx2", grad=True)
+    assert [ONEDNN_PATH[k] for k in kernels] == ["avx2", "avx2"], kernels
+    rec = PRODUCTION["onednn_gelu_erf_avx2"]
+    with np.errstate(all="ignore"):
+        assert same_bits(rec.forward(x), y).all()
+        assert same_bits(rec.grad(x), g).all()
+    # 1 + erf cancels to +0 from x = -5.5430 down, as the exact GELU does not
+    assert rec.forward(np.float32([-5.6]))[0] == 0
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("fmt", ["bfloat16", "float16"])
-def test_onednn_half_formats(fmt):
-    """torch's half-precision exact GELU on this CPU: oneDNN for bfloat16
-    (flushing subnormal results where VCVTNEPS2BF16 exists) and for float16
-    on AVX512-FP16 CPUs; at::vec for float16 elsewhere (PyTorch's
-    mkldnn_fp16_device_check)."""
+def test_onednn_half_formats(fmt, path):
+    """torch's half-precision exact GELU: oneDNN where PyTorch's checks on
+    oneDNN's effective ISA send the format there (bfloat16 from avx512_core
+    up, float16 with AVX512-FP16; both on AVX2-VNNI-2), flushing subnormal
+    bfloat16 results where the kernel converts with VCVTNEPS2BF16; at::vec
+    elsewhere.  Each path this CPU runs: its own, and the A&S path (AVX2)."""
     from analysis.exhaustive import half_inputs
-    from gelu_numba.kernels.emulated import onednn
-    flags = _cpu_flags()
     x = half_inputs(fmt)
-    y = torch.nn.functional.gelu(torch.from_numpy(x).to(getattr(torch, fmt))).float().numpy()
-    if fmt == "bfloat16":
-        m = onednn.half(x, fmt, flush_bf16=bool(flags & {"avx512_bf16", "avx_ne_convert"}))
-    elif flags & {"avx512_fp16", "avx_ne_convert"}:
-        m = PRODUCTION["onednn_gelu_erf_avx512"].half_forward(x, fmt)
+    forced = path != DEFAULT_PATH
+    y, _, kernels = _torch_gelu(x, fmt, forced=forced)
+    level = "jit:avx2" if forced else DEFAULT_KERNEL
+    assert bool(kernels) == _pytorch_sends_to_onednn(fmt, level), (fmt, level, kernels)
+    if kernels:
+        assert ONEDNN_PATH[kernels[0]] == path
+        # avx512_core converts in software (keeps subnormals), the kernels
+        # above it and avx2_vnni_2 with VCVTNEPS2BF16
+        m = PRODUCTION[EMULATION[path]].half(x, fmt, flush_bf16=kernels[0] != "jit:avx512_core")
     else:
-        m = PRODUCTION["pytorch_cpu_vec_erf"].half_forward(x, fmt)
+        with np.errstate(over="ignore"):
+            m = PRODUCTION["pytorch_cpu_vec_erf"].half_forward(x, fmt)
     assert same_bits(m, y).all()
 
 

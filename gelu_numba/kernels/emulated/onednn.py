@@ -1,6 +1,6 @@
-"""oneDNN's GELU (eltwise ``gelu_erf``) on AVX-512, emulated in float32:
-what PyTorch runs for ``torch.nn.functional.gelu(x)`` on contiguous float32
-CPU tensors on x86.
+"""oneDNN's GELU (eltwise ``gelu_erf``) on x86, emulated in float32: what
+PyTorch runs for ``torch.nn.functional.gelu(x)`` on contiguous float32 CPU
+tensors there, one path on AVX-512 and another below it (AVX2).
 
 Code path (uxlfoundation/oneDNN v3.12, git 80afa71049cd, the version
 PyTorch 2.13.0 reports in ``torch.__config__.show()``)
@@ -24,15 +24,42 @@ So ``1 + erf`` cancels for x < 0 and is exactly 0 below x = -5.5426: the
 oneDNN's ``gelu_erf_minimax_polynomial`` (192 float32 bit patterns, 6
 degrees x 32 padded polynomials), copied as data.
 
+Without AVX-512 (AVX2 CPUs, or ``ONEDNN_MAX_CPU_ISA=AVX2``) the same
+``gelu_erf_compute_vector_fwd`` computes Abramowitz & Stegun 7.1.26 with
+oneDNN's own exp instead (:func:`gelu_erf_avx2`; every FMA below is one
+``vfmadd``/``vfnmadd`` of the JIT):
+
+* ``v = x * 0x3f3504f3`` (1/sqrt 2), ``t = 1 / fma(0x3ea7ba05, |v|, 1)``
+  (p = 0.3275911; a true division);
+* ``e = exp(q)``, ``q = -(v*v)``, by ``exp_compute_vector_fwd``
+  (:func:`exp_injector`): ``q`` clamped to [ln FLT_MIN, ln FLT_MAX] (NaN
+  becomes ln FLT_MAX: vminps), ``n = floor(q log2 e + 0.5)``,
+  ``r = fma(-n, ln 2, q)``, ``2**(n-1)`` built from bits (``0.0`` for
+  n = -126, and where q was below ln FLT_MIN), ``p`` = degree-5 polynomial
+  by five FMAs, ``(p 2**(n-1)) 2``;
+* ``erf = sign(x) fma(-e t, P(t), 1)``, P = A&S's a1..a5 by four FMAs in t;
+* ``y = fma(erf, x 0.5, x 0.5)``.
+
+Its ``1 + erf`` cancels too: +0.0 from x = -5.5430 down (AVX-512: -0.0 from
+-5.5426), and NaN at -inf (AVX-512: at both infinities).  The backward
+(``gelu_erf_compute_vector_bwd``, :func:`gelu_erf_grad_injector`) has no
+AVX-512 branch: the same A&S 7.1.26 and exp on every ISA, ``fma(erf, 0.5,
+x/sqrt2 * 0x3f106eba * e + 0.5)`` (1/sqrt pi, 1 ulp below the nearest
+float32).
+
 Half precision: float32 rounded once, except that the bfloat16 path flushes
 subnormal float32 results to zero first on CPUs with AVX512-BF16, whose
-conversion instruction flushes (:func:`half`).  PyTorch sends float16 to
-oneDNN only on CPUs with AVX512-FP16; elsewhere float16 runs at::vec
-(``pytorch_cpu_vec_erf``).
+conversion instruction flushes (:func:`half`).  PyTorch sends bfloat16 to
+oneDNN only where oneDNN's effective ISA is AVX-512 or AVX2-VNNI-2, and
+float16 only with AVX512-FP16 or AVX2-VNNI-2 (``mkldnn_bf16_device_check``,
+``mkldnn_fp16_device_check``); elsewhere they run at::vec
+(``pytorch_cpu_vec_erf``).  AVX2-VNNI-2 CPUs (no AVX-512) send both to the
+A&S path, converting with AVX-NE-CONVERT's VCVTNEPS2BF16 (:func:`half_avx2`,
+from the source: no such CPU here).
 
-The backward (oneDNN's A&S 7.1.26 with its injector exp) is not emulated
-here.  Pre-AVX-512 CPUs run A&S 7.1.26 with oneDNN's own exp instead
-(``gelu_erf_compute_vector_fwd``): not emulated either.
+The AVX-512 entry has no backward of its own: torch's ``gelu_backward``
+runs the one above (``onednn_gelu_erf_avx2``'s ``grad``; bit-identical on
+AVX-512 too).
 
 ``gelu_tanh`` (same file, ``gelu_tanh_compute_vector_fwd`` / ``_bwd`` and
 ``tanh_compute_vector_fwd``; AVX2 and AVX-512, both with FMA, compute the
@@ -131,6 +158,104 @@ def gelu_erf_avx512(x):
         p = fma32(p, pos, TABLE[d, idx])
     p = float32_from_bits(float32_bits(p) ^ (b & np.uint32(0x80000000)))
     return (x * (p + ONE)) * HALF
+
+
+# ---------------------------------------------- pre-AVX-512: A&S 7.1.26
+#: gelu_erf_Abramowitz_Stegun_consts (jit_uni_eltwise_injector.cpp)
+AS_INV_SQRT2 = float32_from_bits(np.uint32(0x3F3504F3))    # 1/sqrt 2, rounded to nearest
+AS_P = float32_from_bits(np.uint32(0x3EA7BA05))            # A&S p = 0.3275911
+AS_INV_SQRT_PI = float32_from_bits(np.uint32(0x3F106EBA))  # 1/sqrt pi, 1 ulp below nearest
+#: gelu_erf_Abramowitz_Stegun_polynomial: A&S a1 .. a5
+AS_POL = (
+    float32_from_bits(np.uint32(0x3E827906)),   # 0.254829592
+    float32_from_bits(np.uint32(0xBE91A98E)),   # -0.284496736
+    float32_from_bits(np.uint32(0x3FB5F0E3)),   # 1.421413741
+    float32_from_bits(np.uint32(0xBFBA00E3)),   # -1.453152027
+    float32_from_bits(np.uint32(0x3F87DC22)),   # 1.061405429
+)
+#: exp_consts and common_values (ln2f, two, exponent_bias)
+EXP_LOG2E = float32_from_bits(np.uint32(0x3FB8AA3B))       # 1/ln 2
+EXP_LN_FLT_MAX = float32_from_bits(np.uint32(0x42B17218))  # ln(FLT_MAX) = 88.72284
+EXP_LN_FLT_MIN = float32_from_bits(np.uint32(0xC2AEAC50))  # ln(FLT_MIN) = -87.33655
+LN2F = float32_from_bits(np.uint32(0x3F317218))            # ln 2
+TWO = _f(2.0)
+#: exp_polynomial: p1 .. p5 (p0 = 1)
+EXP_POL = (
+    float32_from_bits(np.uint32(0x3F7FFFFB)),   # 0.999999701
+    float32_from_bits(np.uint32(0x3EFFFEE3)),   # 0.499991506
+    float32_from_bits(np.uint32(0x3E2AAD40)),   # 0.166676521
+    float32_from_bits(np.uint32(0x3D2B9D0D)),   # 0.0418978221
+    float32_from_bits(np.uint32(0x3C07CFCE)),   # 0.00828929059
+)
+_SIGN = np.uint32(0x80000000)
+
+
+@inline
+def _neg(v):
+    # the JIT's vxorps with sign_mask, bit for bit (NaN's sign included)
+    return float32_from_bits(float32_bits(v) ^ _SIGN)
+
+
+@inline
+def exp_injector(v):
+    """oneDNN's JIT exp (exp_compute_vector_fwd; AVX2 and AVX-512 with FMA)."""
+    # vminps/vmaxps return their second operand on NaN: NaN becomes ln FLT_MAX
+    c = v if v < EXP_LN_FLT_MAX else EXP_LN_FLT_MAX
+    c = c if c > EXP_LN_FLT_MIN else EXP_LN_FLT_MIN
+    n = np.floor((c * EXP_LOG2E) + HALF)
+    r = fma32(-n, LN2F, c)
+    # 2**(n-1) by bits (n = 128 would not fit); n = -126 gives biased
+    # exponent 0, i.e. 0.0: exp is 0 from about -86.99 down, not subnormal
+    k = np.int32(n - ONE) + np.int32(127)
+    scale = float32_from_bits(np.uint32(k) << np.uint32(23))
+    if v < EXP_LN_FLT_MIN:
+        scale = _f(0.0)
+    p = EXP_POL[4]
+    p = fma32(p, r, EXP_POL[3])
+    p = fma32(p, r, EXP_POL[2])
+    p = fma32(p, r, EXP_POL[1])
+    p = fma32(p, r, EXP_POL[0])
+    p = fma32(p, r, ONE)
+    return (p * scale) * TWO
+
+
+@inline
+def _as_erf_tail(a, e):
+    # t = 1/(p|v| + 1) (a true division); -exp(-v*v) * t times the
+    # polynomial in t, plus 1: erf(|v|)
+    t = ONE / fma32(AS_P, a, ONE)
+    m = _neg(e) * t
+    r = AS_POL[4]
+    r = fma32(r, t, AS_POL[3])
+    r = fma32(r, t, AS_POL[2])
+    r = fma32(r, t, AS_POL[1])
+    r = fma32(r, t, AS_POL[0])
+    return fma32(m, r, ONE)
+
+
+@inline
+def gelu_erf_avx2(x):
+    """oneDNN eltwise gelu_erf forward below AVX-512 (gelu_erf_compute_vector_fwd)."""
+    v = x * AS_INV_SQRT2
+    a = float32_from_bits(float32_bits(v) & np.uint32(0x7FFFFFFF))
+    e = exp_injector(_neg(v * v))
+    erf = _as_erf_tail(a, e)
+    erf = float32_from_bits(float32_bits(erf) ^ (float32_bits(x) & _SIGN))
+    s = x * HALF
+    return fma32(erf, s, s)
+
+
+@inline
+def gelu_erf_grad_injector(x):
+    """oneDNN eltwise gelu_erf backward at dy = 1 (gelu_erf_compute_vector_bwd;
+    every ISA: it has no AVX-512 branch)."""
+    v = x * AS_INV_SQRT2
+    q = exp_injector(_neg(v * v))
+    t = (v * AS_INV_SQRT_PI) * q
+    a = float32_from_bits(float32_bits(v) & np.uint32(0x7FFFFFFF))
+    erf = _as_erf_tail(a, q)
+    erf = float32_from_bits(float32_bits(erf) ^ (float32_bits(v) & _SIGN))
+    return fma32(erf, HALF, t + HALF)
 
 
 #: gelu_tanh constants (jit_uni_eltwise_injector.cpp: gelu_tanh_consts, tanh_consts)
@@ -239,19 +364,26 @@ def gelu_tanh_grad_avx512(x):
     return fma32(q, r, q) * HALF
 
 
-def half(x, fmt, flush_bf16=True):
-    """float32 rounded once to ``fmt``; on CPUs with AVX512-BF16 (the
-    default, ``flush_bf16``) oneDNN's bfloat16 path converts with
-    VCVTNEPS2BF16, which flushes float32 subnormal results to zero; CPUs
-    without it convert in software and keep them (measured against torch
-    2.13.0 on both kinds of Xeon)."""
+def half(x, fmt, flush_bf16=True, name="onednn_gelu_erf_avx512"):
+    """float32 (the entry ``name``) rounded once to ``fmt``; on CPUs with
+    AVX512-BF16 (the default, ``flush_bf16``) oneDNN's bfloat16 path converts
+    with VCVTNEPS2BF16, which flushes float32 subnormal results to zero;
+    CPUs without it convert in software and keep them (measured against
+    torch 2.13.0 on both kinds of Xeon)."""
     from gelu_numba.kernels.emulated.formats import to_format
     from gelu_numba.production import ufunc
     with np.errstate(all="ignore"):
-        y = ufunc("onednn_gelu_erf_avx512")(x)
+        y = ufunc(name)(x)
     if fmt == "bfloat16" and flush_bf16:
         y = np.where(np.abs(y) < np.float32(2.0**-126), np.copysign(_f(0), y), y)
     return to_format(y, fmt)
+
+
+def half_avx2(x, fmt, flush_bf16=True):
+    """:func:`half` on the A&S path: the only CPUs without AVX-512 whose
+    oneDNN takes half formats are AVX2-VNNI-2 ones, which convert with the
+    VEX VCVTNEPS2BF16 of AVX-NE-CONVERT (flushing, as AVX512-BF16's does)."""
+    return half(x, fmt, flush_bf16, "onednn_gelu_erf_avx2")
 
 
 ENTRIES = (
@@ -269,6 +401,22 @@ ENTRIES = (
                  "bfloat16 (float32 rounded once; subnormal results flushed first on "
                  "AVX512-BF16 CPUs) and, on AVX512-FP16 CPUs, float16 (float32 rounded "
                  "once) identical on all finite inputs"),
+    dict(name="onednn_gelu_erf_avx2", library="oneDNN (PyTorch CPU default)",
+         runs="torch.nn.functional.gelu(x) on contiguous float32 CPU tensors on x86 "
+              "without AVX-512 (AVX2 CPUs, or ONEDNN_MAX_CPU_ISA=AVX2): PyTorch's default "
+              "exact GELU there; oneDNN's eltwise gelu_erf for its own users; the backward "
+              "is oneDNN's on every ISA (AVX-512 included)",
+         formula="S + S*sign(x)(1 - t P(t) exp(-x*x/2)), S = x*0.5, t = 1/(1 + p|x|/sqrt2) "
+                 "(A&S 7.1.26) with oneDNN's exp (degree-5 polynomial, 0 below -86.99)",
+         source="uxlfoundation/oneDNN @ 80afa71049cd69a3df32adcccb623b12cd7baa22 (v3.12): "
+                "src/cpu/x64/injectors/jit_uni_eltwise_injector.cpp",
+         forward=gelu_erf_avx2, grad=gelu_erf_grad_injector, half=half_avx2,
+         checked="torch 2.13.0 (CPU, oneDNN on, one thread, contiguous float32, "
+                 "ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 CPU: kernel jit:avx2): forward and "
+                 "gelu_backward (dy = 1) bit-identical on all 2**32 float32 inputs; the "
+                 "backward also on AVX-512 (jit:avx512_core_bf16), all 2**32; half formats "
+                 "from the source only (torch sends them to this path only on AVX2-VNNI-2 "
+                 "CPUs; capped to AVX2 it runs at::vec for them, as tests check)"),
     dict(name="onednn_gelu_tanh_avx512", library="oneDNN",
          runs="oneDNN's eltwise gelu_tanh on x86 with AVX2 or AVX-512 (OpenVINO, ONNX "
               "Runtime's oneDNN EP, PyTorch's mkldnn/oneDNN graph fusions; not "

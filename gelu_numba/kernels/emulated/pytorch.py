@@ -2,9 +2,10 @@
 
 Code paths (PyTorch 2.13, x86-64; ``torch.nn.functional.gelu``)
 ----------------------------------------------------------------
-* CPU, exact (``approximate='none'``), contiguous float32 (and bfloat16 on
-  CPUs with avx512_bf16) with oneDNN enabled (the default of the x86
-  wheels): oneDNN's eltwise ``gelu_erf`` (:mod:`.onednn`), not this module.
+* CPU, exact (``approximate='none'``), contiguous float32 (and bfloat16 where
+  oneDNN's ISA is AVX-512) with oneDNN enabled (the default of the x86
+  wheels): oneDNN's eltwise ``gelu_erf`` (:mod:`.onednn`; one path on
+  AVX-512, another on AVX2), not this module.
 * CPU, exact, when oneDNN is off (``torch.backends.mkldnn`` disabled,
   builds without oneDNN) and for float16 CPU tensors: the ``at::vec``
   kernel, :func:`cpu_vec_erf`: ``x * 0.5 * (1 + erf(x * M_SQRT1_2))`` with
@@ -296,8 +297,9 @@ ENTRIES = (
     dict(name="pytorch_cpu_vec_erf", library="PyTorch",
          runs="torch.nn.functional.gelu(x) on CPU when oneDNN is not used: torch.backends."
               "mkldnn disabled, builds without oneDNN, float16 on CPUs without oneDNN's half "
-              "support; Inductor's CPU code; contiguous float32 on x86 goes to oneDNN "
-              "(onednn_gelu_erf_avx512), and on this AVX-512-FP16 CPU float16 does too",
+              "support (and bfloat16 too without AVX-512); Inductor's CPU code; contiguous float32 on x86 goes to oneDNN "
+              "(onednn_gelu_erf_avx512, onednn_gelu_erf_avx2 without AVX-512), and on "
+              "this AVX-512-FP16 CPU float16 does too",
          formula="x*0.5*(1 + erf(x*M_SQRT1_2)), erf = A&S 7.1.26 around SLEEF expf_u10",
          source=_VEC_SRC, forward=cpu_vec_erf, grad=cpu_vec_erf_grad, half=None,
          checked="torch 2.13.0 (CPU, mkldnn disabled, one thread, blocks of 32): forward and "
