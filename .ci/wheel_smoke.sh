@@ -161,7 +161,7 @@ for mod in modules:
     print(f"  doctest {mod}: {result.attempted - result.failed}/{result.attempted}")
 check(tried > 0, "the doctests ran no example")
 
-print(f"wheel smoke: {passed} passed, {failed} failed")
+print(f"wheel_smoke: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
 PY
 echo "wheel smoke: ${SECONDS} s"
