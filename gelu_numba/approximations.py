@@ -20,7 +20,8 @@ Example::
     >>> a.forward(x), a.grad(x)    # doctest: +SKIP
 
 The ufuncs are also attributes of this module (``gelu_tanh``,
-``gelu_poly14``, ...; each with ``_grad``), built on first access.
+``gelu_poly14``, ...; each with ``_grad``), built on first access, each
+loop compiled on the first call for its dtype.
 """
 
 import sys

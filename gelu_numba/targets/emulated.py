@@ -43,15 +43,18 @@ class Ufunc(cpu.Ufunc):
 
 
 def raw(name, kernel, nin):
-    """The ``numpy.ufunc`` ``name`` (built once): ``kernel`` on float32."""
+    """The ``numpy.ufunc`` ``name`` (built once): ``kernel`` on float32,
+    compiled on the first call (:class:`numpy_api.LazyLoops`)."""
     with _LOCK:
         u = _BUILT.get(name)
         if u is None:
-            # kernels call one another, so they arrive compiled (primitives.inline)
-            k = kernel if isinstance(kernel, Dispatcher) else cpu.inlined(kernel)
-            py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
-            loop = cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
-            u = numpy_api.make_ufunc(name, nin, [(np.dtype(np.float32), loop)])
+            def build():
+                # kernels call one another, so they arrive compiled (primitives.inline)
+                k = kernel if isinstance(kernel, Dispatcher) else cpu.inlined(kernel)
+                py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
+                return cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
+
+            u = numpy_api.LazyLoops(name, nin, [(np.float32, build)]).ufunc
             u.__module__ = __name__  # pickles as gelu_numba.targets.emulated.<name>
             _BUILT[name] = u
         return u

@@ -60,18 +60,6 @@ _PYUFUNC_NONE = -1  # identity: none (reductions need an identity or items)
 _KEEPALIVE = []
 
 
-def make_ufunc(name, nin, loops):
-    """A ``numpy.ufunc`` named ``name`` with ``nin`` inputs, one output and
-    ``loops``: ``(dtype, cfunc)`` pairs in registration order (NumPy takes
-    the first loop the inputs cast to safely), each a compiled C function
-    ``void loop(char **args, npy_intp *dims, npy_intp *steps, void *data)``
-    on ``nin`` inputs and one output of that dtype."""
-    ufunc, _ = _from_loops(name, nin, [np.dtype(dt) for dt, _ in loops],
-                           [cfunc.address for _, cfunc in loops])
-    _KEEPALIVE.append(loops)
-    return ufunc
-
-
 # void loop(char **args, npy_intp *dims, npy_intp *steps, void *data)
 _LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
                          ctypes.POINTER(ctypes.c_ssize_t), ctypes.POINTER(ctypes.c_ssize_t),
@@ -99,6 +87,7 @@ class LazyLoops:
         self._stubs = [_LOOP(self._stub(i)) for i in range(len(loops))]
         self.ufunc, self._functions = _from_loops(
             name, nin, self.dtypes, [ctypes.cast(s, ctypes.c_void_p).value for s in self._stubs])
+        _KEEPALIVE.append(self)  # its stubs and loops, for as long as the ufunc
 
     def compile(self, i):
         """The compiled loop ``i``, compiled now if it was not."""

@@ -3,8 +3,8 @@
 :func:`module` gives a public module its ``__getattr__`` (PEP 562), its
 ``__dir__`` and its ``__all__``: every catalog record that names the module
 becomes an attribute, built by the module's target on first access and then
-stored in the module's namespace, so each function compiles or loads its
-loops only when first used.
+stored in the module's namespace; the target compiles (or loads) each loop
+only when first called (:class:`gelu_numba.targets.numpy_api.LazyLoops`).
 """
 
 import importlib
