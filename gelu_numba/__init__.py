@@ -27,7 +27,7 @@ sigmoid forms are also here as ``gelu_tanh``, ``gelu_sigmoid`` (and
 :mod:`gelu_numba.gpu`.
 
 Each loop of a ufunc is compiled on the ufunc's first call for its dtype
-(about 1.5 s) and loaded from Numba's on-disk cache in later processes;
+(about a second) and loaded from Numba's on-disk cache in later processes;
 ``warmup()`` (or ``python -m gelu_numba warmup``) compiles them all ahead
 of use.  Importing the package changes no global state.
 """

@@ -50,10 +50,10 @@ from numba.extending import intrinsic, overload
 #: ``alwaysinline`` attribute, so each call is inlined into its caller by
 #: LLVM and the element loops vectorise through it.  (Numba's own
 #: ``inline="always"`` inlines at the IR level instead, deep-copying the
-#: callee's IR at every call site: 80 % of a cold first ``gelu`` call, 14 s
-#: instead of 3.5 s.)  ``error_model="numpy"``: a helper is compiled once,
-#: whoever calls it first, and a float division must not grow the
-#: ZeroDivisionError branch that would keep the loops scalar.
+#: callee's IR at every call site: most of a cold first call's time, see
+#: the README's first-call table.)  ``error_model="numpy"``: a helper is
+#: compiled once, whoever calls it first, and a float division must not
+#: grow the ZeroDivisionError branch that would keep the loops scalar.
 JIT_OPTIONS = MappingProxyType({"forceinline": True, "error_model": "numpy"})
 
 

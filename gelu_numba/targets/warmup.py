@@ -1,9 +1,9 @@
 """Compile every loop into Numba's on-disk cache ahead of use.
 
-A loop is compiled on the first call for its dtype (about 1.5 s each, see
-the README's first-call table) and loaded from Numba's cache in every later
-process (well under a tenth of that).  :func:`warmup` does the compiling up
-front, for container images, CI and benchmarks:
+A loop is compiled on the first call for its dtype (the README's
+first-call table has the times) and loaded from Numba's cache in every
+later process.  :func:`warmup` does the compiling up front, for container
+images, CI and benchmarks:
 
     python -m gelu_numba warmup                    # every loop
     python -m gelu_numba warmup --functions gelu gelu_backward
