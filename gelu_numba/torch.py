@@ -65,6 +65,15 @@ Approximations
     dy * f'(x) (two roundings); they have no second derivative, so double
     backward through them raises a ``RuntimeError``.
 
+Export and TorchScript
+    ``torch.onnx.export`` (legacy and ``dynamo=True``) writes ONNX's own
+    ``Gelu`` (``approximate`` "none" or "tanh"): an ONNX runtime computes
+    its GELU, not this package's kernel; the other approximations and
+    :func:`gelu_backward` have no ONNX operator and raise.
+    ``torch.jit.script`` and ``torch.jit.trace`` record the operator
+    ``gelu_numba::gelu``; a saved model loads where this module is
+    imported first.
+
 Importing this module imports torch and registers the ``gelu_numba``
 operator namespace with it; nothing else in the package imports torch.
 """
@@ -74,7 +83,8 @@ from torch import nn
 
 from gelu_numba.targets.torch_op import (APPROXIMATE, Derivative, EagerDerivative,
                                          EagerGelu, Gelu, check_approximate,
-                                         check_tensor, eager)
+                                         check_tensor, derivative_op, eager, gelu_op,
+                                         onnx_gelu)
 
 
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE"]
@@ -115,6 +125,12 @@ def gelu(input, approximate="none"):
     """
     check_tensor("gelu_numba.torch.gelu", input)
     check_approximate(approximate)
+    if torch.onnx.is_in_onnx_export():
+        return onnx_gelu(input, approximate)
+    if torch.jit.is_tracing():
+        # the op by name (an autograd.Function would be a Python call, and
+        # the eager kernel's NumPy view would be traced as a constant)
+        return gelu_op(input, approximate)
     return (EagerGelu if eager(input) else Gelu).apply(input, approximate)
 
 
@@ -131,7 +147,10 @@ class GELU(nn.Module):
         self.approximate = check_approximate(approximate)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        return gelu(input, self.approximate)
+        if not torch.jit.is_scripting():
+            return gelu(input, self.approximate)
+        # TorchScript compiles this line alone: the operator, by name
+        return torch.ops.gelu_numba.gelu(input, self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -145,6 +164,11 @@ def gelu_backward(grad_output, input, approximate="none"):
     check_tensor("gelu_numba.torch.gelu_backward", input)
     check_tensor("gelu_numba.torch.gelu_backward", grad_output)
     check_approximate(approximate)
+    if torch.onnx.is_in_onnx_export():
+        raise RuntimeError("gelu_numba.torch.gelu_backward has no ONNX form (ONNX has no "
+                           "GELU backward operator); export the forward model")
+    if torch.jit.is_tracing():
+        return derivative_op(grad_output, input, approximate, 1)
     function = EagerDerivative if eager(grad_output, input) else Derivative
     return function.apply(grad_output, input, approximate, 1)
 

@@ -287,6 +287,93 @@ def test_only_gelu_numba_torch_imports_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+# ------------------------------------------------------ export and script
+
+def _mlp(approximate):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 5), gt.GELU(approximate)).eval()
+
+
+def _onnx_bytes(model, x, dynamo):
+    import io
+    if dynamo:
+        return torch.onnx.export(model, (x,), dynamo=True, verbose=False).model_proto \
+            .SerializeToString()
+    f = io.BytesIO()
+    torch.onnx.export(model, (x,), f, dynamo=False)
+    return f.getvalue()
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["legacy", "dynamo"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_onnx_export_is_onnx_gelu_of_the_input(approximate, dynamo):
+    # The exported graph must take the input and end in ONNX's Gelu with the
+    # same approximate attribute (the legacy exporter once wrote the traced
+    # eager kernel's output as a constant, with no input at all); run in
+    # ONNX Runtime on fresh inputs, it computes GELU (ORT's, not this
+    # package's kernel) of the same Linear: equal to rounding
+    import onnx
+    import onnxruntime as ort
+    model = _mlp(approximate)
+    data = _onnx_bytes(model, torch.randn(3, 6), dynamo)
+    graph = onnx.load_from_string(data).graph
+    assert len(graph.input) == 1
+    gelu_nodes = [n for n in graph.node if n.op_type == "Gelu"]
+    assert len(gelu_nodes) == 1
+    attrs = {a.name: a.s.decode() for a in gelu_nodes[0].attribute}
+    assert attrs.get("approximate", "none") == approximate
+    session = ort.InferenceSession(data)
+    x = torch.randn(3, 6, generator=torch.Generator().manual_seed(1)) * 3
+    got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["legacy", "dynamo"])
+def test_onnx_export_of_an_approximation_without_onnx_form_raises(dynamo):
+    if dynamo:
+        pytest.importorskip("onnxscript")
+    with pytest.raises(Exception) as info:
+        _onnx_bytes(_mlp("poly6"), torch.randn(3, 6), dynamo)
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    assert any("gelu_numba" in text for text in chain), chain[:2]
+
+
+def test_onnx_export_of_gelu_backward_raises():
+    class Backward(torch.nn.Module):
+        def forward(self, x):
+            return gt.gelu_backward(torch.ones_like(x), x)
+
+    with pytest.raises(RuntimeError, match="gelu_backward has no ONNX form"):
+        _onnx_bytes(Backward(), torch.randn(3), dynamo=False)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh", "poly6"])
+def test_torchscript_script_and_trace_save_load(approximate):
+    import io
+    model = _mlp(approximate).train()
+    x = (torch.randn(4, 6, generator=torch.Generator().manual_seed(2)) * 3).requires_grad_()
+    want = model(x)
+    (want_grad,) = torch.autograd.grad(want.sum(), x)
+    scripted = torch.jit.script(model)
+    traced = torch.jit.trace(model, (torch.randn(2, 6),))
+    for compiled in (scripted, traced):
+        buffer = io.BytesIO()
+        torch.jit.save(compiled, buffer)
+        buffer.seek(0)
+        loaded = torch.jit.load(buffer)
+        assert "gelu_numba::gelu" in str(getattr(loaded, "1").graph)
+        for run in (compiled, loaded):
+            got = run(x)
+            assert torch.equal(got, want)     # the operator: the same kernel
+            (grad,) = torch.autograd.grad(got.sum(), x)
+            assert torch.equal(grad, want_grad)
+
+
 # ------------------------------------------------------------------- CUDA
 
 def _within_one_ulp(got, want):

@@ -306,6 +306,28 @@ def eager(*tensors):
             and all(type(t) is torch.Tensor for t in tensors))
 
 
+# ------------------------------------------------------------------- ONNX
+
+#: ``approximate`` values with an ONNX form: the ONNX ``Gelu`` operator's own
+#: (opset 20; earlier opsets get PyTorch's Erf or Tanh subgraph)
+ONNX_APPROXIMATE = ("none", "tanh")
+
+
+def onnx_gelu(x, approximate):
+    """What ``torch.onnx.export`` records for f(x): ``F.gelu``, which both
+    exporters write as ONNX's ``Gelu`` (or its formula before opset 20).
+    An ONNX runtime then computes its own GELU, not this package's kernel
+    (its accuracy is the runtime's: see the README's production study).
+    The approximations of :mod:`gelu_numba.approximations` other than
+    "tanh" have no ONNX operator and raise."""
+    if approximate not in ONNX_APPROXIMATE:
+        raise RuntimeError(
+            f"gelu_numba.torch: approximate={approximate!r} has no ONNX operator; "
+            f"ONNX export supports {' and '.join(map(repr, ONNX_APPROXIMATE))} "
+            "(ONNX's Gelu)")
+    return torch.nn.functional.gelu(x, approximate=approximate)
+
+
 # ------------------------------------------------------------------- vmap
 
 def _batch_first(t, dim, size):
