@@ -9,7 +9,8 @@ Swapping is one line::
 and ``gt.gelu(x)`` replaces ``torch.nn.functional.gelu(x)``.  Both are
 backed by the PyTorch custom operators ``torch.ops.gelu_numba.gelu`` and
 ``torch.ops.gelu_numba.derivative`` (:mod:`gelu_numba.targets.torch_op`),
-so autograd (backward and double backward), ``torch.compile`` (also with
+so autograd (backward and double backward, forward mode: ``jvp``,
+``jacfwd``, ``hessian``; batched backward), ``torch.compile`` (also with
 ``fullgraph=True``: the operator is one opaque node), ``torch.vmap`` and
 ``torch.func.grad`` work, on tensors of any shape (0-d included) and
 strides.  In eager mode on plain tensors the same formulas run without the
@@ -24,8 +25,9 @@ Devices
     (not :mod:`gelu_numba.parallel`: Numba's omp pool keeps spinning after
     a parallel call and slows PyTorch's own operators in the process).
     CUDA: the :mod:`gelu_numba.gpu` kernels on PyTorch's current stream
-    (needs ``numba-cuda``).  Other devices (meta, MPS, ...) raise a
-    ``RuntimeError``.
+    (needs ``numba-cuda``).  meta: shapes, dtypes and strides only, as
+    ``nn.GELU`` (models built under ``torch.device("meta")``).  Other
+    devices (MPS, ...) raise a ``RuntimeError``.
 
 Dtypes and accuracy (``approximate="none"``, errors against the exact
 value, measured against mpmath)
@@ -81,10 +83,9 @@ operator namespace with it; nothing else in the package imports torch.
 import torch
 from torch import nn
 
-from gelu_numba.targets.torch_op import (APPROXIMATE, Derivative, EagerDerivative,
-                                         EagerGelu, Gelu, check_approximate,
-                                         check_tensor, derivative_op, eager, gelu_op,
-                                         onnx_gelu)
+from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_gelu,
+                                         check_approximate, check_tensor, derivative_op,
+                                         gelu_op, onnx_gelu)
 
 
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE"]
@@ -131,19 +132,22 @@ def gelu(input, approximate="none"):
         # the op by name (an autograd.Function would be a Python call, and
         # the eager kernel's NumPy view would be traced as a constant)
         return gelu_op(input, approximate)
-    return (EagerGelu if eager(input) else Gelu).apply(input, approximate)
+    return apply_gelu(input, approximate)
 
 
-class GELU(nn.Module):
+class GELU(nn.GELU):
     """``torch.nn.GELU`` with the exact GELU of :mod:`gelu_numba`.
 
     Same signature and behaviour as ``torch.nn.GELU(approximate="none")``;
     ``approximate`` also takes the names of
     :data:`gelu_numba.approximations.APPROXIMATIONS`.  See :func:`gelu`.
+    A subclass of ``nn.GELU``, so that code finding GELU layers by type
+    finds it; it has no parameters or buffers (an empty ``state_dict``).
     """
 
     def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
+        # nn.GELU.__init__ accepts "none" and "tanh" only
+        nn.Module.__init__(self)
         self.approximate = check_approximate(approximate)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
@@ -169,7 +173,6 @@ def gelu_backward(grad_output, input, approximate="none"):
                            "GELU backward operator); export the forward model")
     if torch.jit.is_tracing():
         return derivative_op(grad_output, input, approximate, 1)
-    function = EagerDerivative if eager(grad_output, input) else Derivative
-    return function.apply(grad_output, input, approximate, 1)
+    return apply_derivative(grad_output, input, approximate, 1)
 
 

@@ -47,12 +47,15 @@ NATIVE = (torch.float32, torch.float64)
 HALF = (torch.float16, torch.bfloat16)
 DTYPES = NATIVE + HALF
 DEVICES = ("cpu", "cuda")
+#: devices without data: the ops' fake implementation gives the result's
+#: shape, dtype and strides (models built under torch.device("meta"))
+SHAPE_ONLY = ("meta",)
 
 #: every value of ``approximate``: the exact GELU, then the registry
 APPROXIMATE = ("none", *APPROXIMATIONS)
 
 ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
-ACCEPTED_DEVICES = "CPU or CUDA"
+ACCEPTED_DEVICES = "CPU or CUDA (and meta, shapes only)"
 _LIB = "gelu_numba"
 
 # approximate -> the ufunc names of f, of dy * f' (fused) or f', and of f''
@@ -81,7 +84,7 @@ def check_tensor(name, t):
     if t.dtype not in DTYPES:
         raise TypeError(f"{name}: supports {ACCEPTED_DTYPES} tensors "
                         f"(got {t.dtype})")
-    if t.device.type not in DEVICES:
+    if t.device.type not in DEVICES + SHAPE_ONLY:
         raise RuntimeError(f"{name}: supports {ACCEPTED_DEVICES} tensors "
                            f"(got a tensor on device {t.device.type!r})")
 
@@ -214,6 +217,7 @@ def _(dy, x, approximate, order):
 
 def _save(ctx, x, approximate, derivative):
     ctx.save_for_backward(x)
+    ctx.save_for_forward(x)
     ctx.approximate, ctx.derivative = approximate, derivative
 
 
@@ -222,9 +226,31 @@ def _backward_gelu(ctx, grad):
     return ctx.derivative(grad, x, ctx.approximate, 1), None
 
 
+def _jvp_gelu(ctx, x_t, approximate_t):
+    # forward mode: the tangent times f'(x), fused like the backward
+    (x,) = ctx.saved_tensors
+    return ctx.derivative(x_t, x, ctx.approximate, 1)
+
+
 def _save_derivative(ctx, dy, x, approximate, order, derivative):
     ctx.save_for_backward(dy, x)
+    ctx.save_for_forward(dy, x)
     ctx.approximate, ctx.order, ctx.derivative = approximate, order, derivative
+
+
+def _jvp_derivative(ctx, dy_t, x_t, approximate_t, order_t):
+    # d[dy f^(k)(x)] = dy_t f^(k)(x) + dy x_t f^(k+1)(x)
+    dy, x = ctx.saved_tensors
+    out = None
+    if dy_t is not None:
+        out = ctx.derivative(dy_t, x, ctx.approximate, ctx.order)
+    if x_t is not None:
+        order = ctx.order + 1
+        if not _has_derivative(ctx.approximate, order):
+            raise RuntimeError(_no_derivative(ctx.approximate, order))
+        term = ctx.derivative(dy * x_t, x, ctx.approximate, order)
+        out = term if out is None else out + term
+    return out
 
 
 def _backward_derivative(ctx, grad):
@@ -246,6 +272,7 @@ class Gelu(torch.autograd.Function):
 
     generate_vmap_rule = True
     backward = staticmethod(_backward_gelu)
+    jvp = staticmethod(_jvp_gelu)
 
     @staticmethod
     def forward(x, approximate):
@@ -262,6 +289,7 @@ class Derivative(torch.autograd.Function):
 
     generate_vmap_rule = True
     backward = staticmethod(_backward_derivative)
+    jvp = staticmethod(_jvp_derivative)
 
     @staticmethod
     def forward(dy, x, approximate, order):
@@ -280,10 +308,11 @@ class EagerGelu(torch.autograd.Function):
     """f(x) calling the kernel directly: eager mode, plain tensors."""
 
     backward = staticmethod(_backward_gelu)
+    jvp = staticmethod(_jvp_gelu)
 
     @staticmethod
     def forward(ctx, x, approximate):
-        _save(ctx, x, approximate, EagerDerivative.apply)
+        _save(ctx, x, approximate, apply_derivative)
         return gelu_kernel(x, approximate)
 
 
@@ -291,19 +320,52 @@ class EagerDerivative(torch.autograd.Function):
     """dy * f^(order)(x) calling the kernel directly."""
 
     backward = staticmethod(_backward_derivative)
+    jvp = staticmethod(_jvp_derivative)
 
     @staticmethod
     def forward(ctx, dy, x, approximate, order):
-        _save_derivative(ctx, dy, x, approximate, order, EagerDerivative.apply)
+        _save_derivative(ctx, dy, x, approximate, order, apply_derivative)
         return derivative_kernel(dy, x, approximate, order)
 
 
 def eager(*tensors):
     """True where the eager Functions apply: no compilation or tracing under
-    way, no torch.func transform active, plain tensors only."""
+    way, no torch.func transform active, plain tensors with data only (not
+    the batched tensors of autograd's own vmap, ``is_grads_batched``)."""
     return (not torch.compiler.is_compiling()
             and not torch._C._are_functorch_transforms_active()
-            and all(type(t) is torch.Tensor for t in tensors))
+            and all(type(t) is torch.Tensor and t.device.type not in SHAPE_ONLY
+                    and not _legacy_batched(t) for t in tensors))
+
+
+_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
+
+
+def apply_gelu(x, approximate):
+    """Differentiable f(x), by the fastest path that works where it runs:
+    the eager Function on plain tensors; under ``torch.compile``, the
+    operator itself (Dynamo cannot trace a Function with a ``jvp``, and
+    the operator is one opaque node with ``register_autograd``); else (the
+    ``torch.func`` transforms, meta tensors, tensor subclasses) the
+    Function over the operator."""
+    if eager(x):
+        return EagerGelu.apply(x, approximate)
+    if torch.compiler.is_compiling():
+        return gelu_op(x, approximate)
+    return Gelu.apply(x, approximate)
+
+
+def apply_derivative(dy, x, approximate, order):
+    """Differentiable dy * f^(order)(x), chosen as :func:`apply_gelu`.  The
+    eager Functions' backward and jvp call it, so that they choose again
+    when they run: a batched backward (``is_grads_batched``,
+    ``jacobian(vectorize=True)``) runs under vmap, where the eager kernel
+    cannot see the batched tensors' data."""
+    if eager(dy, x):
+        return EagerDerivative.apply(dy, x, approximate, order)
+    if torch.compiler.is_compiling():
+        return derivative_op(dy, x, approximate, order)
+    return Derivative.apply(dy, x, approximate, order)
 
 
 # ------------------------------------------------------------------- ONNX
