@@ -107,7 +107,8 @@ def gelu(input, approximate="none"):
     -------
     torch.Tensor
         Same shape, dtype, device (and strides, for dense inputs) as
-        ``input``; differentiable (twice for ``"none"``).
+        ``input``; differentiable (any number of times for ``"none"``,
+        once for the approximations).
 
     Raises
     ------

@@ -10,17 +10,18 @@ Operators (namespace ``gelu_numba``)
         of :mod:`gelu_numba.approximations`.
     ``derivative(Tensor dy, Tensor x, str approximate, int order) -> Tensor``
         dy * f^(order)(x), for order 1 (the backward pass; for the exact
-        GELU the fused ufunc ``gelu_backward``) and order 2 (the exact
-        GELU only: ``gelu_grad2``).
+        GELU the fused ufunc ``gelu_backward``) and, for the exact GELU
+        only, order 2 (``gelu_grad2``) and every higher order (phi(x)
+        P_n(x) by torch operations in float64: :func:`_gelu_derivative`).
 
     Autograd: d gelu/dx = derivative(., x, 1); derivative is linear in dy,
     so d derivative/d dy = derivative(., x, order) and
-    d derivative/dx = derivative(. * dy, x, order + 1).  Where order + 1
-    has no kernel (third derivatives; second derivatives of the
-    approximations), differentiating raises a ``RuntimeError`` that says
-    so.  ``register_fake`` gives ``torch.compile`` the output (``empty_like``
-    of x: its shape, dtype, device and strides), ``register_vmap`` batches
-    by running the elementwise op on the batched tensor.
+    d derivative/dx = derivative(. * dy, x, order + 1).  The approximations
+    have no second derivative: differentiating them twice raises a
+    ``RuntimeError`` that says so.  ``register_fake`` gives
+    ``torch.compile`` the output (``empty_like`` of x: its shape, dtype,
+    device and strides), ``register_vmap`` batches by running the
+    elementwise op on the batched tensor.
 
 Kernels
     CPU: the NumPy ufuncs of :mod:`gelu_numba` (or the registry's), called
@@ -162,12 +163,43 @@ def derivative_kernel(dy, x, approximate, order):
     """dy * f^(order)(x) (the body of ``gelu_numba::derivative``)."""
     _check_pair(dy, x)
     _, first, second = _names(approximate)
+    if not _has_derivative(approximate, order):
+        raise RuntimeError(_no_derivative(approximate, order))
+    if order >= 3:
+        return dy * _gelu_derivative(x, order)
     out = torch.empty_like(x)
     if order == 1 and approximate == "none":
         return _apply(first, [dy, x], out)  # fused: one rounding
-    if not _has_derivative(approximate, order):
-        raise RuntimeError(_no_derivative(approximate, order))
     return _apply(first if order == 1 else second, [x], out, scale=dy)
+
+
+@functools.cache
+def _hermite_gelu(order):
+    """The integer coefficients (ascending powers) of P_n with
+    GELU^(n)(x) = phi(x) P_n(x), n >= 2: P_2 = 2 - x**2 and
+    P_{n+1} = P_n' - x P_n (phi' = -x phi); P_3 = x**3 - 4x."""
+    p = [2, 0, -1]
+    for _ in range(order - 2):
+        derivative = [k * c for k, c in enumerate(p)][1:] + [0, 0]
+        shifted = [0] + p
+        p = [a - b for a, b in zip(derivative, shifted)]
+    while p and p[-1] == 0:
+        p.pop()
+    return tuple(p)
+
+
+def _gelu_derivative(x, order):
+    """GELU^(order)(x) for order >= 3, by torch operations in float64
+    (rounded once to x's dtype): phi(x) P_n(x).  Not a kernel of this
+    package: its accuracy is that of the formula, exp(-x**2/2) with x**2
+    rounded (relative error about x**2 2**-53), as for nn.GELU's own
+    autograd of these orders."""
+    w = x.double()
+    acc = torch.zeros_like(w)
+    for c in reversed(_hermite_gelu(order)):
+        acc = acc * w + c
+    phi = torch.exp(-0.5 * w * w) * 0.3989422804014327  # 1/sqrt(2 pi)
+    return (phi * acc).to(x.dtype)
 
 
 @torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
@@ -184,14 +216,13 @@ def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
 
 
 def _has_derivative(approximate, order):
-    return order == 1 or (order == 2 and approximate == "none")
+    # the exact GELU: every order (orders >= 3 by _gelu_derivative)
+    return order == 1 or approximate == "none"
 
 
 def _no_derivative(approximate, order):
-    what = "the exact GELU" if approximate == "none" else f"approximate={approximate!r}"
-    most = "twice" if approximate == "none" else "once"
-    return (f"gelu_numba: {what} has no kernel for its derivative of order "
-            f"{order}: it can be differentiated {most} at most")
+    return (f"gelu_numba: approximate={approximate!r} has no kernel for its "
+            f"derivative of order {order}: it can be differentiated once at most")
 
 
 @gelu_op.register_fake
@@ -226,8 +257,25 @@ def _backward_gelu(ctx, grad):
     return ctx.derivative(grad, x, ctx.approximate, 1), None
 
 
+def _one_forward_level():
+    """Refuse forward mode over forward mode (nested ``torch.func.jvp``,
+    ``jacfwd`` of ``jacfwd``).  PyTorch 2.13 runs an autograd.Function's
+    jvp rule with the outer forward levels off: through three nested jvps
+    the derivative came out exactly zero, silently.  Forward over reverse
+    (``hessian``) and reverse over anything are not affected."""
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    jvps = sum(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters())
+    if jvps > 1:
+        raise RuntimeError(
+            "gelu_numba.torch: forward mode over forward mode (nested jvp, jacfwd of "
+            "jacfwd) is not supported; take the higher derivatives in reverse mode "
+            "(jacrev, torch.autograd.grad) or forward over reverse (torch.func.hessian)")
+
+
 def _jvp_gelu(ctx, x_t, approximate_t):
     # forward mode: the tangent times f'(x), fused like the backward
+    _one_forward_level()
     (x,) = ctx.saved_tensors
     return ctx.derivative(x_t, x, ctx.approximate, 1)
 
@@ -240,6 +288,7 @@ def _save_derivative(ctx, dy, x, approximate, order, derivative):
 
 def _jvp_derivative(ctx, dy_t, x_t, approximate_t, order_t):
     # d[dy f^(k)(x)] = dy_t f^(k)(x) + dy x_t f^(k+1)(x)
+    _one_forward_level()
     dy, x = ctx.saved_tensors
     out = None
     if dy_t is not None:
