@@ -235,16 +235,17 @@ def _(dy, x, approximate, order):
     return torch.empty_like(x)
 
 
-# The backward formulas, written once for three callers: the ops' own
-# autograd (register_autograd: torch.ops.gelu_numba.* are differentiable),
+# The backward and jvp formulas, written once for three callers: the ops'
+# own autograd (register_autograd: torch.ops.gelu_numba.* are
+# differentiable; the public functions call the ops under torch.compile),
 # the autograd.Functions over the ops that the public functions use under
-# torch.compile and torch.func (PyTorch 2.13's register_autograd refuses
-# torch.func transforms, pytorch/pytorch#168393: "it must override the
-# setup_context staticmethod"), and the eager autograd.Functions, which call
-# the kernels without the custom-op dispatcher (about 20 us per op call in
-# Python, and 15 us more for an autograd.Function with setup_context: four
-# times nn.GELU's whole forward + backward at 100 elements).  ctx.derivative
-# is the differentiable dy * f^(order)(x) of the caller's kind.
+# torch.func (PyTorch 2.13's register_autograd refuses torch.func
+# transforms, pytorch/pytorch#168393: "it must override the setup_context
+# staticmethod"), and the eager autograd.Functions, which call the kernels
+# without the custom-op dispatcher (about 20 us per op call in Python, and
+# 15 us more for an autograd.Function with setup_context: four times
+# nn.GELU's whole forward + backward at 100 elements).  ctx.derivative is
+# the differentiable dy * f^(order)(x) of the caller's kind.
 
 def _save(ctx, x, approximate, derivative):
     ctx.save_for_backward(x)
