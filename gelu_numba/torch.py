@@ -84,8 +84,7 @@ import torch
 from torch import nn
 
 from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_gelu,
-                                         check_approximate, check_tensor, derivative_op,
-                                         gelu_op, onnx_gelu)
+                                         check_approximate, check_tensor)
 
 
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE"]
@@ -127,12 +126,6 @@ def gelu(input, approximate="none"):
     """
     check_tensor("gelu_numba.torch.gelu", input)
     check_approximate(approximate)
-    if torch.onnx.is_in_onnx_export():
-        return onnx_gelu(input, approximate)
-    if torch.jit.is_tracing():
-        # the op by name (an autograd.Function would be a Python call, and
-        # the eager kernel's NumPy view would be traced as a constant)
-        return gelu_op(input, approximate)
     return apply_gelu(input, approximate)
 
 
@@ -169,11 +162,6 @@ def gelu_backward(grad_output, input, approximate="none"):
     check_tensor("gelu_numba.torch.gelu_backward", input)
     check_tensor("gelu_numba.torch.gelu_backward", grad_output)
     check_approximate(approximate)
-    if torch.onnx.is_in_onnx_export():
-        raise RuntimeError("gelu_numba.torch.gelu_backward has no ONNX form (ONNX has no "
-                           "GELU backward operator); export the forward model")
-    if torch.jit.is_tracing():
-        return derivative_op(grad_output, input, approximate, 1)
     return apply_derivative(grad_output, input, approximate, 1)
 
 

@@ -379,13 +379,17 @@ class EagerDerivative(torch.autograd.Function):
 
 
 def eager(*tensors):
-    """True where the eager Functions apply: no compilation or tracing under
-    way, no torch.func transform active, plain tensors with data only (not
-    the batched tensors of autograd's own vmap, ``is_grads_batched``)."""
+    """True where the eager Functions apply: no compilation, tracing or
+    export under way (``torch.jit.trace``, the legacy ONNX exporter, which
+    traces), no torch.func transform active, plain tensors with data only
+    (not meta, not the batched tensors of autograd's own vmap,
+    ``is_grads_batched``).  The cheapest tests (~0.5 us in all): it runs on
+    every eager call."""
     return (not torch.compiler.is_compiling()
             and not torch._C._are_functorch_transforms_active()
-            and all(type(t) is torch.Tensor and t.device.type not in SHAPE_ONLY
-                    and not _legacy_batched(t) for t in tensors))
+            and not torch._C._get_tracing_state()
+            and all(type(t) is torch.Tensor and not t.is_meta and not _legacy_batched(t)
+                    for t in tensors))
 
 
 _legacy_batched = torch._C._functorch.is_legacy_batchedtensor
@@ -393,14 +397,19 @@ _legacy_batched = torch._C._functorch.is_legacy_batchedtensor
 
 def apply_gelu(x, approximate):
     """Differentiable f(x), by the fastest path that works where it runs:
-    the eager Function on plain tensors; under ``torch.compile``, the
-    operator itself (Dynamo cannot trace a Function with a ``jvp``, and
-    the operator is one opaque node with ``register_autograd``); else (the
-    ``torch.func`` transforms, meta tensors, tensor subclasses) the
-    Function over the operator."""
+    the eager Function on plain tensors; under ONNX export, ONNX's Gelu
+    (:func:`onnx_gelu`); under ``torch.compile`` and ``torch.jit.trace``,
+    the operator itself (Dynamo cannot trace a Function with a ``jvp``;
+    the operator is one opaque node with ``register_autograd``, recorded by
+    name); else (the ``torch.func`` transforms, meta tensors, tensor
+    subclasses) the Function over the operator."""
     if eager(x):
         return EagerGelu.apply(x, approximate)
-    if torch.compiler.is_compiling():
+    if torch.onnx.is_in_onnx_export():
+        return onnx_gelu(x, approximate)
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        # the op by name (an autograd.Function would be a Python call to
+        # TorchScript, and the eager kernel's NumPy view a traced constant)
         return gelu_op(x, approximate)
     return Gelu.apply(x, approximate)
 
@@ -413,7 +422,10 @@ def apply_derivative(dy, x, approximate, order):
     cannot see the batched tensors' data."""
     if eager(dy, x):
         return EagerDerivative.apply(dy, x, approximate, order)
-    if torch.compiler.is_compiling():
+    if torch.onnx.is_in_onnx_export():
+        raise RuntimeError("gelu_numba.torch: the GELU derivatives have no ONNX form "
+                           "(ONNX has no GELU backward operator); export the forward model")
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
         return derivative_op(dy, x, approximate, order)
     return Derivative.apply(dy, x, approximate, order)
 
