@@ -64,8 +64,10 @@ Approximations
     x = -9 and loses relative accuracy before); the other names of
     :data:`gelu_numba.approximations.APPROXIMATIONS` (``"sigmoid"``,
     ``"poly6"``, ``"rat44"``, ...) select those.  Their backward is
-    dy * f'(x) (two roundings); they have no second derivative, so double
-    backward through them raises a ``RuntimeError``.
+    dy * f'(x) (two roundings).  The tanh and sigmoid forms have every
+    higher derivative (torch's autograd of the formula in float64); the
+    fits have none, so double backward through them raises a
+    ``RuntimeError``.
 
 Export and TorchScript
     ``torch.onnx.export`` (legacy and ``dynamo=True``) writes ONNX's own
@@ -107,7 +109,7 @@ def gelu(input, approximate="none"):
     torch.Tensor
         Same shape, dtype, device (and strides, for dense inputs) as
         ``input``; differentiable (any number of times for ``"none"``,
-        once for the approximations).
+        ``"tanh"`` and ``"sigmoid"``, once for the fits).
 
     Raises
     ------

@@ -119,9 +119,31 @@ def test_second_derivative_is_gelu_grad2():
 
 def test_derivatives_beyond_the_kernels_raise():
     x = _x(8).requires_grad_()
-    (d1,) = torch.autograd.grad(gt.gelu(x, "tanh").sum(), x, create_graph=True)
-    with pytest.raises(RuntimeError, match="approximate='tanh'.*differentiated once at most"):
+    (d1,) = torch.autograd.grad(gt.gelu(x, "poly6").sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="approximate='poly6'.*differentiated once at most"):
         torch.autograd.grad(d1.sum(), x)
+
+
+@pytest.mark.parametrize("approximate, formula", [
+    ("tanh", lambda t: t / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi)
+                                                 * (t + mpmath.mpf(0.044715) * t**3)))),
+    ("sigmoid", lambda t: t / (1 + mpmath.exp(-mpmath.mpf(1.702) * t))),
+])
+def test_higher_derivatives_of_the_tanh_and_sigmoid_forms(approximate, formula):
+    # orders 2 and 3 against mpmath's derivatives of the formula (40 digits);
+    # the tanh form also against nn.GELU(approximate="tanh")'s autograd
+    x = torch.linspace(-6, 6, 25, dtype=DOUBLE).requires_grad_()
+    ours = _derivatives(lambda v: gt.gelu(v, approximate), x, (2, 3))
+    with mpmath.workdps(40):
+        for n, got in ours.items():
+            ref = np.array([float(mpmath.diff(formula, mpmath.mpf(float(v)), n))
+                            for v in x.detach()])
+            np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12,
+                                       atol=1e-13 * np.abs(ref).max(), err_msg=f"order {n}")
+    if approximate == "tanh":
+        theirs = _derivatives(lambda v: torch.nn.functional.gelu(v, approximate="tanh"), x, (2, 3))
+        for n in (2, 3):
+            torch.testing.assert_close(ours[n], theirs[n], rtol=1e-11, atol=1e-13)
 
 
 def _derivatives(f, x, orders):

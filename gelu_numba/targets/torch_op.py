@@ -10,15 +10,17 @@ Operators (namespace ``gelu_numba``)
         of :mod:`gelu_numba.approximations`.
     ``derivative(Tensor dy, Tensor x, str approximate, int order) -> Tensor``
         dy * f^(order)(x), for order 1 (the backward pass; for the exact
-        GELU the fused ufunc ``gelu_backward``) and, for the exact GELU
-        only, order 2 (``gelu_grad2``) and every higher order (phi(x)
-        P_n(x) by torch operations in float64: :func:`_gelu_derivative`).
+        GELU the fused ufunc ``gelu_backward``) and every higher order
+        for the exact GELU (order 2 ``gelu_grad2``, then phi(x) P_n(x) by
+        torch operations in float64: :func:`_gelu_derivative`) and for
+        the tanh and sigmoid forms (torch's autograd of the formula in
+        float64: :func:`_composite_derivative`).
 
     Autograd: d gelu/dx = derivative(., x, 1); derivative is linear in dy,
     so d derivative/d dy = derivative(., x, order) and
-    d derivative/dx = derivative(. * dy, x, order + 1).  The approximations
-    have no second derivative: differentiating them twice raises a
-    ``RuntimeError`` that says so.  ``register_fake`` gives
+    d derivative/dx = derivative(. * dy, x, order + 1).  The fitted
+    approximations have no second derivative: differentiating them twice
+    raises a ``RuntimeError`` that says so.  ``register_fake`` gives
     ``torch.compile`` the output (``empty_like`` of x: its shape, dtype,
     device and strides), ``register_vmap`` batches by running the
     elementwise op on the batched tensor.
@@ -165,8 +167,10 @@ def derivative_kernel(dy, x, approximate, order):
     _, first, second = _names(approximate)
     if not _has_derivative(approximate, order):
         raise RuntimeError(_no_derivative(approximate, order))
-    if order >= 3:
-        return dy * _gelu_derivative(x, order)
+    if order >= 3 or (order == 2 and approximate != "none"):
+        higher = (_gelu_derivative(x, order) if approximate == "none"
+                  else _composite_derivative(x, approximate, order))
+        return dy * higher
     out = torch.empty_like(x)
     if order == 1 and approximate == "none":
         return _apply(first, [dy, x], out)  # fused: one rounding
@@ -202,6 +206,29 @@ def _gelu_derivative(x, order):
     return (phi * acc).to(x.dtype)
 
 
+#: the approximations that are a few torch operations: their derivatives
+#: from order 2 on are torch's autograd of the formula in float64
+_COMPOSITE = {
+    # PyTorch's tanh form: sqrt(2/pi) and 0.044715
+    "tanh": lambda w: 0.5 * w * (1 + torch.tanh(0.7978845608028654 * (w + 0.044715 * w ** 3))),
+    # x sigma(1.702 x)
+    "sigmoid": lambda w: w * torch.sigmoid(1.702 * w),
+}
+
+
+def _composite_derivative(x, approximate, order):
+    """f^(order)(x) of an approximation of :data:`_COMPOSITE`, by torch's
+    autograd of its formula in float64 (rounded once to x's dtype): the
+    accuracy of the formula's float64 evaluation, as nn.GELU's own
+    autograd for "tanh"."""
+    with torch.enable_grad():
+        w = x.detach().double().requires_grad_()
+        d = _COMPOSITE[approximate](w)
+        for _ in range(order):
+            (d,) = torch.autograd.grad(d.sum(), w, create_graph=True)
+    return d.detach().to(x.dtype)
+
+
 @torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
 def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
     check_tensor("gelu_numba::gelu", x)
@@ -216,13 +243,15 @@ def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
 
 
 def _has_derivative(approximate, order):
-    # the exact GELU: every order (orders >= 3 by _gelu_derivative)
-    return order == 1 or approximate == "none"
+    # every order for the exact GELU (from 3 on: _gelu_derivative) and the
+    # composite forms (from 2 on: _composite_derivative); the fits once
+    return order == 1 or approximate == "none" or approximate in _COMPOSITE
 
 
 def _no_derivative(approximate, order):
     return (f"gelu_numba: approximate={approximate!r} has no kernel for its "
-            f"derivative of order {order}: it can be differentiated once at most")
+            f"derivative of order {order}: it can be differentiated once at most "
+            f"(every order: 'none', {', '.join(map(repr, _COMPOSITE))})")
 
 
 @gelu_op.register_fake
