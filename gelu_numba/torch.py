@@ -66,8 +66,8 @@ Approximations
     ``"poly6"``, ``"rat44"``, ...) select those.  Their backward is
     dy * f'(x) (two roundings).  The tanh and sigmoid forms have every
     higher derivative (torch's autograd of the formula in float64); the
-    fits have none, so double backward through them raises a
-    ``RuntimeError``.
+    others (``"as26"`` and the fits) have none, so double backward through
+    them raises a ``RuntimeError``.
 
 Export and TorchScript
     ``torch.onnx.export`` (legacy and ``dynamo=True``) writes ONNX's own
@@ -109,7 +109,7 @@ def gelu(input, approximate="none"):
     torch.Tensor
         Same shape, dtype, device (and strides, for dense inputs) as
         ``input``; differentiable (any number of times for ``"none"``,
-        ``"tanh"`` and ``"sigmoid"``, once for the fits).
+        ``"tanh"`` and ``"sigmoid"``, once for the others).
 
     Raises
     ------
