@@ -57,9 +57,9 @@ float16 only with AVX512-FP16 or AVX2-VNNI-2 (``mkldnn_bf16_device_check``,
 A&S path, converting with AVX-NE-CONVERT's VCVTNEPS2BF16 (:func:`half_avx2`,
 from the source: no such CPU here).
 
-The AVX-512 entry has no backward of its own: torch's ``gelu_backward``
-runs the one above (``onednn_gelu_erf_avx2``'s ``grad``; bit-identical on
-AVX-512 too).
+The backward is the same code on every ISA: both entries' ``grad`` is
+:func:`gelu_erf_grad_injector`, which torch's ``gelu_backward`` runs on
+AVX-512 too (bit-identical on all 2**32 float32 inputs there).
 
 ``gelu_tanh`` (same file, ``gelu_tanh_compute_vector_fwd`` / ``_bwd`` and
 ``tanh_compute_vector_fwd``; AVX2 and AVX-512, both with FMA, compute the
@@ -395,9 +395,11 @@ ENTRIES = (
                  "erf(|x|/sqrt2) picked by the bits of |x|; 0 below x = -5.5426",
          source="uxlfoundation/oneDNN @ 80afa71049cd69a3df32adcccb623b12cd7baa22 (v3.12): "
                 "src/cpu/x64/injectors/jit_uni_eltwise_injector.cpp",
-         forward=gelu_erf_avx512, grad=None, half=half,
+         forward=gelu_erf_avx512, grad=gelu_erf_grad_injector, half=half,
          checked="torch 2.13.0 (CPU, oneDNN on, contiguous float32): bit-identical on "
                  "2,996,096 inputs (2,000,000 on [-12, 12], 10**6 random bit patterns); "
+                 "gelu_backward (dy = 1; A&S, the backward of every ISA, kernel "
+                 "jit:avx512_core_bf16) bit-identical on all 2**32 float32 inputs; "
                  "bfloat16 (float32 rounded once; subnormal results flushed first on "
                  "AVX512-BF16 CPUs) and, on AVX512-FP16 CPUs, float16 (float32 rounded "
                  "once) identical on all finite inputs"),
