@@ -29,11 +29,12 @@ _CHARS = {"float32": "f", "float64": "d"}
 
 def tasks(functions=None, dtypes=("float32", "float64")):
     """``[(label, compile)]``: one task per loop of the named public
-    functions (all when ``functions`` is None), in catalog order: the
-    serial ufuncs (``gelu_numba``, ``gelu_numba.approximations``), the
-    multithreaded ones (``gelu_numba.parallel``), ``soi_map``, the
-    production emulations and ``gelu_half32`` (float32 only).  Unknown
-    names raise ``ValueError`` listing the known ones."""
+    functions (all when ``functions`` is None): for each catalog function
+    in order, its serial loops (``gelu_numba``,
+    ``gelu_numba.approximations``) and its multithreaded ones
+    (``gelu_numba.parallel``); then ``soi_map``, the production emulations
+    and ``gelu_half32`` (float32 only).  Unknown names raise
+    ``ValueError`` listing the known ones."""
     from gelu_numba import production
     from gelu_numba.targets import cpu, parallel
     out = []
@@ -54,10 +55,10 @@ def tasks(functions=None, dtypes=("float32", "float64")):
     if functions is None or "soi_map" in functions:
         for dt in dtypes:
             out.append((f"soi soi_map {dt}", _soi_task(dt)))
-    if "float32" in dtypes:
-        names = [n for name, rec in production.PRODUCTION.items()
-                 for n in ((name, f"{name}_grad") if rec.grad is not None else (name,))]
-        known.update(names + ["gelu_half32"])
+    names = [n for name, rec in production.PRODUCTION.items()
+             for n in ((name, f"{name}_grad") if rec.grad is not None else (name,))]
+    known.update(names + ["gelu_half32"])
+    if "float32" in dtypes:  # (float32-only ufuncs)
         for name in names:
             if functions is None or name in functions:
                 out.append((f"production {name} float32", _production_task(name)))
