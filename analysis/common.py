@@ -78,3 +78,14 @@ def int_arg(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1: {text!r}")
     return value
+
+
+def replace_section(path, markers, body):
+    """Rewrite the part of the text file ``path`` between the two
+    ``markers`` (kept) with ``body``; exit with a message where the file
+    has no such section."""
+    text = path.read_text()
+    start, end = markers
+    if start not in text or end not in text:
+        raise SystemExit(f"{path} has no {start} ... {end} section to update")
+    path.write_text(text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):])

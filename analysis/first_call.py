@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from analysis.common import machine_info
+from analysis.common import machine_info, replace_section
 
 RESULTS = Path(__file__).resolve().parent / "results"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -132,15 +132,6 @@ def _describe(source):
         return str(where)
 
 
-def update_readme(body, readme=README):
-    """Replace the README's section between :data:`MARKERS` by ``body``."""
-    text = readme.read_text()
-    start, end = MARKERS
-    if start not in text or end not in text:
-        raise SystemExit(f"{readme} has no {start} ... {end} section to update")
-    readme.write_text(text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):])
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m analysis.first_call",
                                 description=__doc__.splitlines()[0])
@@ -156,8 +147,9 @@ def main(argv=None):
         text = table(args.table)
         print(text)
         if args.update_readme:
-            update_readme(text + f"\n\nMade by `python -m analysis.first_call --table "
-                                 f"{' '.join(args.table)} --update-readme`.\n")
+            made = (f"Made by `python -m analysis.first_call --table {' '.join(args.table)} "
+                    "--update-readme`.")
+            replace_section(README, MARKERS, f"{text}\n\n{made}\n")
         return 0
     todo = [(m, n) for m, n in functions() if not args.functions or n in args.functions]
     result = {"machine": machine_info(), "source": _describe(args.source),
@@ -165,10 +157,10 @@ def main(argv=None):
     for module, name in todo:
         r = time_one(module, name, args.source)
         result["functions"][name] = r
-        c = r["cold"]
-        print(f"{name:>22}: import {c['import']:.2f} s, first call {c['access'] + c['float32']:.2f} s,"
-              f" then float64 {c['float64']:.2f} s; warm {r['warm']['access'] + r['warm']['float32']:.2f} s",
-              flush=True)
+        c, w = r["cold"], r["warm"]
+        print(f"{name:>22}: import {c['import']:.2f} s, first call "
+              f"{c['access'] + c['float32']:.2f} s, then float64 {c['float64']:.2f} s; "
+              f"warm {w['access'] + w['float32']:.2f} s", flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"first_call_{args.label}.json").write_text(json.dumps(result, indent=1) + "\n")
     return 0

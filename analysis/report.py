@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from analysis import accuracy
-from analysis.common import machine_line
+from analysis.common import machine_line, replace_section
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports"
@@ -147,15 +147,10 @@ def build(out=OUT, full=False, speed=True, progress=True):
 def update_readme(summary, readme=README, prefix="reports/"):
     """Replace the README's generated section by ``summary`` (links made
     relative to the README)."""
-    text = readme.read_text()
-    start, end = MARKERS
-    if start not in text or end not in text:
-        raise SystemExit(f"{readme} has no {start} ... {end} section to update")
     body = summary.split("\n", 1)[1].lstrip()        # drop the report's title
     body = re.sub(r"\]\((?!http)([^)]+)\)", lambda mm: f"]({prefix}{mm.group(1)})", body)
     body = body.replace("\n## ", "\n### ")
-    new = text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):]
-    readme.write_text(new)
+    replace_section(readme, MARKERS, body)
 
 
 def main(argv=None):

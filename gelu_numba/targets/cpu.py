@@ -193,16 +193,10 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
     return scope["make"](STAMP)
 
 
-def inlined(scalar_kernel):
-    """``scalar_kernel`` (a plain Python function of scalars) compiled for
-    the CPU and inlined by LLVM wherever it is called."""
-    return inline(scalar_kernel)
-
-
 def loop(fn, char, cache=True):
     """The ``@cfunc`` loop of catalog function ``fn`` for dtype ``char``
     (``"f"`` or ``"d"``), cached on disk."""
-    py = loop_function(inlined(fn.kernel(char)), char, fn.nin,
+    py = loop_function(inline(fn.kernel(char)), char, fn.nin,
                        f"{fn.name}_{dtypes.LOOP_DTYPES[char]}")
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
@@ -395,7 +389,7 @@ def _njit_impl(fn, argtys):
         raise TypingError(str(dtypes.unsupported(fn.name, found)))
     names = list(fn.params)
     arrays = [n for n, t in zip(names, argtys) if isinstance(t, types.Array)]
-    scope = {"np": np, "kernel": inlined(fn.kernel(char)),
+    scope = {"np": np, "kernel": inline(fn.kernel(char)),
              "cast": np.float32 if char == "f" else np.float64}
     if not arrays:
         source = _NJIT_SCALAR.format(args=", ".join(names),

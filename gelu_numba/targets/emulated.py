@@ -17,6 +17,7 @@ import numpy as np
 from numba import cfunc
 from numba.core.dispatcher import Dispatcher
 
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import cpu, numpy_api
 
 ACCEPTED = ("float32 (the emulated libraries compute in float32; float16, bool "
@@ -50,7 +51,7 @@ def raw(name, kernel, nin):
         if u is None:
             def build():
                 # kernels call one another, so they arrive compiled (primitives.inline)
-                k = kernel if isinstance(kernel, Dispatcher) else cpu.inlined(kernel)
+                k = kernel if isinstance(kernel, Dispatcher) else inline(kernel)
                 py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
                 return cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
 

@@ -28,6 +28,7 @@ from numba import cfunc, get_num_threads, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import cpu, dtypes
 from gelu_numba.targets.stamp import STAMP
 
@@ -106,7 +107,7 @@ def _blocks(fn, char, cache):
     # it as in the serial ufunc (inlined into the parfor body, the float32
     # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
-             "serial": cpu.serial_loop(cpu.inlined(fn.kernel(char)), fn.nin, "never"),
+             "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never"),
              "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
@@ -121,7 +122,7 @@ def loop(fn, char, cache=True):
     # which exists once Numba has launched its threads (a loop loaded from
     # the cache does not launch them: "Symbol not found: allocate_sched")
     get_num_threads()
-    py = cpu.loop_function(cpu.inlined(fn.kernel(char)), char, fn.nin,
+    py = cpu.loop_function(inline(fn.kernel(char)), char, fn.nin,
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
                            blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char])
     return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)

@@ -43,6 +43,8 @@ import importlib
 import torch
 
 from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.tables.approximations import SIGMOID_BETA, TANH_C2, TANH_K
+from gelu_numba.tables.normal_cdf import PHI0_HI
 
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
 #: run through float32
@@ -202,17 +204,17 @@ def _gelu_derivative(x, order):
     acc = torch.zeros_like(w)
     for c in reversed(_hermite_gelu(order)):
         acc = acc * w + c
-    phi = torch.exp(-0.5 * w * w) * 0.3989422804014327  # 1/sqrt(2 pi)
+    phi = torch.exp(-0.5 * w * w) * PHI0_HI
     return (phi * acc).to(x.dtype)
 
 
 #: the approximations that are a few torch operations: their derivatives
 #: from order 2 on are torch's autograd of the formula in float64
 _COMPOSITE = {
-    # PyTorch's tanh form: sqrt(2/pi) and 0.044715
-    "tanh": lambda w: 0.5 * w * (1 + torch.tanh(0.7978845608028654 * (w + 0.044715 * w ** 3))),
+    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))); TANH_C2 = 2 sqrt(2/pi)
+    "tanh": lambda w: 0.5 * w * (1 + torch.tanh(0.5 * TANH_C2[0] * (w + TANH_K[0] * w ** 3))),
     # x sigma(1.702 x)
-    "sigmoid": lambda w: w * torch.sigmoid(1.702 * w),
+    "sigmoid": lambda w: w * torch.sigmoid(SIGMOID_BETA[0] * w),
 }
 
 
@@ -412,8 +414,8 @@ def eager(*tensors):
     export under way (``torch.jit.trace``, the legacy ONNX exporter, which
     traces), no torch.func transform active, plain tensors with data only
     (not meta, not the batched tensors of autograd's own vmap,
-    ``is_grads_batched``).  The cheapest tests (~0.5 us in all): it runs on
-    every eager call."""
+    ``is_grads_batched``).  Only cheap tests: it runs on every eager call
+    (the slower ONNX-export test is left to :func:`apply_gelu`)."""
     return (not torch.compiler.is_compiling()
             and not torch._C._are_functorch_transforms_active()
             and not torch._C._get_tracing_state()

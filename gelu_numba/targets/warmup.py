@@ -136,7 +136,8 @@ def main(argv=None):
         k, n = (int(v) for v in args.shard.split("/"))
         warmup(args.functions, tuple(args.dtypes), not args.quiet, (k, n))
         return 0
-    common = ["--dtypes", *args.dtypes] + (["--functions", *args.functions] if args.functions else [])
+    common = ["--dtypes", *args.dtypes]
+    common += ["--functions", *args.functions] if args.functions else []
     common += ["--quiet"] if args.quiet else []
     procs = [subprocess.Popen([sys.executable, "-m", "gelu_numba", "warmup", *common,
                                "--shard", f"{k}/{args.jobs}"], env=os.environ.copy())
