@@ -64,16 +64,15 @@ Approximations
     x = -9 and loses relative accuracy before); the other names of
     :data:`gelu_numba.approximations.APPROXIMATIONS` (``"sigmoid"``,
     ``"poly6"``, ``"rat44"``, ...) select those.  Their backward is
-    dy * f'(x) (two roundings).  The tanh and sigmoid forms have every
-    higher derivative (torch's autograd of the formula in float64); the
-    others (``"as26"`` and the fits) have none, so double backward through
-    them raises a ``RuntimeError``.
+    dy * f'(x) (two roundings).  Every approximation has every higher
+    derivative: torch's autograd of its formula in float64, rounded once.
 
 Export and TorchScript
     ``torch.onnx.export`` (legacy and ``dynamo=True``) writes ONNX's own
-    ``Gelu`` (``approximate`` "none" or "tanh"): an ONNX runtime computes
-    its GELU, not this package's kernel; the other approximations and
-    :func:`gelu_backward` have no ONNX operator and raise.
+    ``Gelu`` for ``approximate`` "none" and "tanh": an ONNX runtime computes
+    its GELU, not this package's kernel.  The other approximations export
+    as the subgraph of their formula, evaluated in float64 and cast back
+    once.  :func:`gelu_backward` has no ONNX operator and raises.
     ``torch.jit.script`` and ``torch.jit.trace`` record the operator
     ``gelu_numba::gelu``; a saved model loads where this module is
     imported first.

@@ -18,9 +18,8 @@ Operators (namespace ``gelu_numba``)
 
     Autograd: d gelu/dx = derivative(., x, 1); derivative is linear in dy,
     so d derivative/d dy = derivative(., x, order) and
-    d derivative/dx = derivative(. * dy, x, order + 1).  The fitted
-    approximations have no second derivative: differentiating them twice
-    raises a ``RuntimeError`` that says so.  ``register_fake`` gives
+    d derivative/dx = derivative(. * dy, x, order + 1): every order, for
+    every ``approximate``.  ``register_fake`` gives
     ``torch.compile`` the output (``empty_like`` of x: its shape, dtype,
     device and strides), ``register_vmap`` batches by running the
     elementwise op on the batched tensor.
@@ -43,8 +42,10 @@ import importlib
 import torch
 
 from gelu_numba.approximations import APPROXIMATIONS
-from gelu_numba.tables.approximations import SIGMOID_BETA, TANH_C2, TANH_K
-from gelu_numba.tables.normal_cdf import PHI0_HI
+from gelu_numba.tables.approximations import (
+    AS26_A_HI, AS26_Q, FITS_BY_NAME, SIGMOID_BETA, TANH_C2, TANH_K,
+)
+from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
 #: run through float32
@@ -167,8 +168,8 @@ def derivative_kernel(dy, x, approximate, order):
     """dy * f^(order)(x) (the body of ``gelu_numba::derivative``)."""
     _check_pair(dy, x)
     _, first, second = _names(approximate)
-    if not _has_derivative(approximate, order):
-        raise RuntimeError(_no_derivative(approximate, order))
+    if not (isinstance(order, int) and order >= 1):
+        raise ValueError(f"gelu_numba::derivative: order must be an int >= 1 (got {order!r})")
     if order >= 3 or (order == 2 and approximate != "none"):
         higher = (_gelu_derivative(x, order) if approximate == "none"
                   else _composite_derivative(x, approximate, order))
@@ -200,35 +201,114 @@ def _gelu_derivative(x, order):
     package: its accuracy is that of the formula, exp(-x**2/2) with x**2
     rounded (relative error about x**2 2**-53), as for nn.GELU's own
     autograd of these orders."""
-    w = x.double()
-    acc = torch.zeros_like(w)
-    for c in reversed(_hermite_gelu(order)):
-        acc = acc * w + c
-    phi = torch.exp(-0.5 * w * w) * PHI0_HI
-    return (phi * acc).to(x.dtype)
+    def derivative(v):
+        w = v.double()
+        return torch.exp(-0.5 * w * w) * PHI0_HI * _horner(w, _hermite_gelu(order))
+    return _finite(x, derivative).to(x.dtype)
 
 
-#: the approximations that are a few torch operations: their derivatives
-#: from order 2 on are torch's autograd of the formula in float64
+def _k(w, value):
+    """The constant ``value`` as a 0-d tensor of w's dtype.  A Python float
+    in these formulas would do in eager mode, but the dynamo ONNX exporter
+    (torch 2.13, onnxscript 0.7.2) writes a float scalar as a float32
+    constant even in float64 arithmetic (1.702 became 1.7020000219...);
+    a tensor constant keeps its float64 bits.  Small integers, halves and
+    the fits' L (multiples of 2**-6) are exact either way."""
+    return w.new_tensor(value)
+
+
+def _horner(s, coefficients):
+    """sum c_j s**j, at least two coefficients (no zeros_like start: the
+    ONNX exporter would fold it into a constant of the traced shape)."""
+    c = [_k(s, v) for v in coefficients]
+    acc = s * c[-1] + c[-2]
+    for cj in reversed(c[:-2]):
+        acc = acc * s + cj
+    return acc
+
+
+def _magnitude(w, cap):
+    """min(|w|, cap), differentiable at 0 to every order (|w| by a select,
+    so that d|w|/dw = 1 at w = 0, not torch.abs's 0: the fits and A&S are
+    x/2 + g(|x|) with g'(0) = 0, whose second derivative at 0 is g''(0)
+    from both sides, which abs's subgradient 0 would lose).  Clamped where
+    the tail is 0 (the fits) or underflows (A&S)."""
+    return torch.where(w < 0, -w, w).clamp(max=cap)
+
+
+def _tail_form(w, cap, tail):
+    """x tail (x < 0), x (1 - tail) (x >= 0), where tail >= 0 vanishes from
+    x = -cap down.  x is clamped to -cap there (-inf * 0 would be NaN),
+    and the select comes before the product: the sign of a zero result is
+    the product's (ONNX Runtime's Where returns +0 for a selected -0)."""
+    return w.clamp(min=-cap) * torch.where(w < 0, tail, 1 - tail)
+
+
+def _t_form(fit):
+    """The fit's formula (``gelu_numba.kernels.fitted``): x T(|x|) for
+    x < 0, x (1 - T(|x|)) for x >= 0, T(a) = (L - a)**2 R(S a - 1) below
+    L, 0 from L on."""
+    L, S = float(fit["L"]), float(fit["S"])
+    p = tuple(float(c) for c in fit["p"])
+    q = tuple(float(c) for c in fit["q"])
+
+    def f(w):
+        a = _magnitude(w, L)
+        s = _k(w, S) * a - 1
+        r = _horner(s, p) if len(q) == 1 else _horner(s, p) / _horner(s, q)
+        return _tail_form(w, L, (L - a) ** 2 * r)
+    return f
+
+
+def _as26(w):
+    """0.5 x (1 + erf(x/sqrt 2)), erf by A&S 7.1.26 (``kernels.erf_as``):
+    Phi = K/2 (x < 0), 1 - K/2 (x >= 0), K = t P(t) exp(-x**2/2),
+    t = 1/(1 + p|x|/sqrt 2); from |x| = A_MAX on, K/2 underflows."""
+    a = _magnitude(w, A_MAX)
+    t = 1 / (1 + _k(w, AS26_Q[0]) * a)
+    k = t * _horner(t, AS26_A_HI) * torch.exp(-0.5 * a * a)
+    return _tail_form(w, A_MAX, 0.5 * k)
+
+
+#: every approximation as a few torch operations: its derivatives from
+#: order 2 on (torch's autograd of the formula in float64) and its ONNX
+#: subgraph where ONNX has no operator for it
 _COMPOSITE = {
     # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))); TANH_C2 = 2 sqrt(2/pi)
-    "tanh": lambda w: 0.5 * w * (1 + torch.tanh(0.5 * TANH_C2[0] * (w + TANH_K[0] * w ** 3))),
-    # x sigma(1.702 x)
-    "sigmoid": lambda w: w * torch.sigmoid(SIGMOID_BETA[0] * w),
+    "tanh": lambda w: 0.5 * w * (1 + torch.tanh(
+        _k(w, 0.5 * TANH_C2[0]) * (w + _k(w, TANH_K[0]) * w ** 3))),
+    # x sigma(1.702 x); below -800 the product underflows to -0 (the
+    # factor -800, not -inf: -inf * 0 is NaN)
+    "sigmoid": lambda w: w.clamp(min=-800.0) * torch.sigmoid(_k(w, SIGMOID_BETA[0]) * w),
+    "as26": _as26,
+    **{name: _t_form(fit) for name, fit in FITS_BY_NAME.items()},
 }
+assert set(_COMPOSITE) == set(APPROXIMATIONS), "an approximation without a torch formula"
+
+
+def _finite(x, derivative):
+    """``derivative(x)`` (an order >= 2, by torch operations) at finite x,
+    its limit 0 at +-inf and NaN at NaN.  The formulas only see finite
+    values (0 in place of the others): at inf their inf * 0 would be NaN,
+    and at NaN the masks of clamp's gradient would give 0."""
+    finite = torch.isfinite(x)
+    d = derivative(torch.where(finite, x, 0.0))
+    return torch.where(finite, d, torch.where(torch.isnan(x), x, 0.0).to(d.dtype))
 
 
 def _composite_derivative(x, approximate, order):
-    """f^(order)(x) of an approximation of :data:`_COMPOSITE`, by torch's
-    autograd of its formula in float64 (rounded once to x's dtype): the
+    """f^(order)(x) of an approximation, by torch's autograd of its formula
+    (:data:`_COMPOSITE`) in float64 (rounded once to x's dtype): the
     accuracy of the formula's float64 evaluation, as nn.GELU's own
     autograd for "tanh"."""
-    with torch.enable_grad():
-        w = x.detach().double().requires_grad_()
-        d = _COMPOSITE[approximate](w)
-        for _ in range(order):
-            (d,) = torch.autograd.grad(d.sum(), w, create_graph=True)
-    return d.detach().to(x.dtype)
+    def derivative(v):
+        with torch.enable_grad():
+            w = v.detach().double().requires_grad_()
+            d = _COMPOSITE[approximate](w)
+            for _ in range(order):
+                (d,) = torch.autograd.grad(d.sum(), w, create_graph=True)
+        return d.detach()
+    return _finite(x, derivative).to(x.dtype)
 
 
 @torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
@@ -242,18 +322,6 @@ def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
                   order: int) -> torch.Tensor:
     check_tensor("gelu_numba::derivative", x)
     return derivative_kernel(dy, x, check_approximate(approximate), order)
-
-
-def _has_derivative(approximate, order):
-    # every order for the exact GELU (from 3 on: _gelu_derivative) and the
-    # composite forms (from 2 on: _composite_derivative); the fits once
-    return order == 1 or approximate == "none" or approximate in _COMPOSITE
-
-
-def _no_derivative(approximate, order):
-    return (f"gelu_numba: approximate={approximate!r} has no kernel for its "
-            f"derivative of order {order}: it can be differentiated once at most "
-            f"(every order: 'none', {', '.join(map(repr, _COMPOSITE))})")
 
 
 @gelu_op.register_fake
@@ -326,10 +394,7 @@ def _jvp_derivative(ctx, dy_t, x_t, approximate_t, order_t):
     if dy_t is not None:
         out = ctx.derivative(dy_t, x, ctx.approximate, ctx.order)
     if x_t is not None:
-        order = ctx.order + 1
-        if not _has_derivative(ctx.approximate, order):
-            raise RuntimeError(_no_derivative(ctx.approximate, order))
-        term = ctx.derivative(dy * x_t, x, ctx.approximate, order)
+        term = ctx.derivative(dy * x_t, x, ctx.approximate, ctx.order + 1)
         out = term if out is None else out + term
     return out
 
@@ -340,10 +405,7 @@ def _backward_derivative(ctx, grad):
     if ctx.needs_input_grad[0]:
         d_dy = ctx.derivative(grad, x, ctx.approximate, ctx.order)
     if ctx.needs_input_grad[1]:
-        order = ctx.order + 1
-        if not _has_derivative(ctx.approximate, order):
-            raise RuntimeError(_no_derivative(ctx.approximate, order))
-        d_x = ctx.derivative(grad * dy, x, ctx.approximate, order)
+        d_x = ctx.derivative(grad * dy, x, ctx.approximate, ctx.order + 1)
     return d_dy, d_x, None, None
 
 
@@ -463,24 +525,27 @@ def apply_derivative(dy, x, approximate, order):
 
 # ------------------------------------------------------------------- ONNX
 
-#: ``approximate`` values with an ONNX form: the ONNX ``Gelu`` operator's own
-#: (opset 20; earlier opsets get PyTorch's Erf or Tanh subgraph)
+#: ``approximate`` values that ONNX's ``Gelu`` operator computes (opset 20;
+#: earlier opsets get PyTorch's Erf or Tanh subgraph)
 ONNX_APPROXIMATE = ("none", "tanh")
 
 
 def onnx_gelu(x, approximate):
-    """What ``torch.onnx.export`` records for f(x): ``F.gelu``, which both
-    exporters write as ONNX's ``Gelu`` (or its formula before opset 20).
-    An ONNX runtime then computes its own GELU, not this package's kernel
-    (its accuracy is the runtime's: see the README's production study).
-    The approximations of :mod:`gelu_numba.approximations` other than
-    "tanh" have no ONNX operator and raise."""
-    if approximate not in ONNX_APPROXIMATE:
-        raise RuntimeError(
-            f"gelu_numba.torch: approximate={approximate!r} has no ONNX operator; "
-            f"ONNX export supports {' and '.join(map(repr, ONNX_APPROXIMATE))} "
-            "(ONNX's Gelu)")
-    return torch.nn.functional.gelu(x, approximate=approximate)
+    """What ``torch.onnx.export`` records for f(x).
+
+    "none" and "tanh": ``F.gelu``, which both exporters write as ONNX's
+    ``Gelu`` (or its formula before opset 20); an ONNX runtime then computes
+    its own GELU, not this package's kernel (its accuracy is the runtime's:
+    see the production study's ONNX Runtime rows).  Every other
+    approximation: the subgraph of its formula (:data:`_COMPOSITE`:
+    Where, Clip, Mul, Div, Exp, Sigmoid ...) evaluated in float64 and cast
+    back to x's dtype once, so that a float32 or half model computes the
+    formula rounded once, within an ulp of this package's kernel (float64
+    models: within a few float64 ulps of the formula, the plain float64
+    evaluation; the kernel's is double-double)."""
+    if approximate in ONNX_APPROXIMATE:
+        return torch.nn.functional.gelu(x, approximate=approximate)
+    return _COMPOSITE[approximate](x.double()).to(x.dtype)
 
 
 # ------------------------------------------------------------------- vmap
