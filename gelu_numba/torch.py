@@ -72,7 +72,11 @@ Export and TorchScript
     ``Gelu`` for ``approximate`` "none" and "tanh": an ONNX runtime computes
     its GELU, not this package's kernel.  The other approximations export
     as the subgraph of their formula, evaluated in float64 and cast back
-    once.  :func:`gelu_backward` has no ONNX operator and raises.
+    once.  :func:`gelu_backward` has no ONNX operator and raises.  An
+    ``ExportedProgram`` (``torch.export.export(model, ...)``) holds the
+    operator itself: export it with
+    ``custom_translation_table=onnx_translation_table()`` ("none" and
+    "tanh"; the others raise, naming the module export).
     ``torch.jit.script`` and ``torch.jit.trace`` record the operator
     ``gelu_numba::gelu``; a saved model loads where this module is
     imported first.
@@ -85,10 +89,11 @@ import torch
 from torch import nn
 
 from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_gelu,
-                                         check_approximate, check_tensor)
+                                         check_approximate, check_tensor,
+                                         onnx_translation_table)
 
 
-__all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE"]
+__all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE", "onnx_translation_table"]
 
 
 def gelu(input, approximate="none"):
@@ -107,8 +112,7 @@ def gelu(input, approximate="none"):
     -------
     torch.Tensor
         Same shape, dtype, device (and strides, for dense inputs) as
-        ``input``; differentiable (any number of times for ``"none"``,
-        ``"tanh"`` and ``"sigmoid"``, once for the others).
+        ``input``; differentiable any number of times.
 
     Raises
     ------

@@ -411,6 +411,31 @@ def test_forward_mode_ad_jvp_jacfwd_hessian_and_dual_tensors():
             nested(x[:3])
 
 
+def test_forward_mode_ad_through_the_bare_operator():
+    # torch.ops.gelu_numba.* have their own Autograd kernels with a jvp:
+    # custom_op's generated one had none, and forward mode gave a tangent of
+    # None (zeros) silently.  Under torch.func, PyTorch 2.13 cannot run
+    # such a rule inside a kernel: a jvp of the bare operator raises
+    import torch.autograd.forward_ad as fwAD
+    x = _x(40)
+    ones = torch.ones_like(x)
+    with fwAD.dual_level():
+        out = torch.ops.gelu_numba.gelu(fwAD.make_dual(x, 3 * ones), "none")
+        # the fused ufunc, one rounding of 3 GELU'(x)
+        want = torch.from_numpy(g.gelu_backward(3 * ones.numpy(), x.numpy()))
+        assert torch.equal(fwAD.unpack_dual(out).tangent, want)
+        dy = fwAD.make_dual(ones, ones)
+        back = torch.ops.gelu_numba.derivative(dy, x, "none", 1)
+        assert torch.equal(fwAD.unpack_dual(back).tangent, _grad_ufunc(x))
+    for approximate in ("none", "poly6"):
+        xr = _x(16).requires_grad_()
+        op = lambda v: torch.ops.gelu_numba.gelu(v, approximate)  # noqa: E731
+        assert torch.autograd.gradcheck(op, (xr,), check_forward_ad=True)
+        assert torch.autograd.gradgradcheck(op, (xr,))
+    with pytest.raises(RuntimeError, match="of the operator itself is not supported"):
+        torch.func.jvp(lambda v: torch.ops.gelu_numba.gelu(v, "none"), (x,), (ones,))
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh", "poly6"])
 def test_gradcheck_forward_mode_and_batched(approximate):
     x = _x(20).requires_grad_()
@@ -524,6 +549,35 @@ def test_onnx_export_of_the_other_approximations_is_their_formula(approximate, d
     ulp = torch.finfo(torch.float32).eps * want.abs().clamp(min=torch.finfo(torch.float32).tiny)
     assert torch.all((got - want).abs()[torch.isfinite(want)] <= ulp[torch.isfinite(want)])
     assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+
+
+def test_onnx_export_of_an_exported_program_with_the_translation_table():
+    # torch.export keeps gelu_numba::gelu as one node: without the table the
+    # dynamo exporter has no ONNX function for it; with it, ONNX's Gelu,
+    # run in ORT; an approximation without an ONNX operator raises, naming
+    # the module export
+    import onnxruntime as ort
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(3)) * 3
+    for approximate in ("none", "tanh"):
+        model = _mlp(approximate)
+        program = torch.export.export(model, (x,))
+        onnx_program = torch.onnx.export(program, (x,), dynamo=True, verbose=False,
+                                         custom_translation_table=gt.onnx_translation_table())
+        proto = onnx_program.model_proto
+        assert [n.op_type for n in proto.graph.node].count("Gelu") == 1
+        session = ort.InferenceSession(proto.SerializeToString())
+        got = session.run(None, {session.get_inputs()[0].name: x.numpy()})[0]
+        with torch.no_grad():
+            np.testing.assert_allclose(got, model(x).numpy(), rtol=1e-5, atol=1e-6)
+    program = torch.export.export(_mlp("poly6"), (x,))
+    with pytest.raises(Exception) as info:
+        torch.onnx.export(program, (x,), dynamo=True, verbose=False,
+                          custom_translation_table=gt.onnx_translation_table())
+    chain, e = [], info.value
+    while e is not None:
+        chain.append(str(e))
+        e = e.__cause__ or e.__context__
+    assert any("export the nn.Module" in text for text in chain), chain[:2]
 
 
 def test_onnx_export_of_gelu_backward_raises():

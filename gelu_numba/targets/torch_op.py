@@ -38,6 +38,7 @@ Kernels
 
 import functools
 import importlib
+import warnings
 
 import torch
 
@@ -170,14 +171,27 @@ def derivative_kernel(dy, x, approximate, order):
     _, first, second = _names(approximate)
     if not (isinstance(order, int) and order >= 1):
         raise ValueError(f"gelu_numba::derivative: order must be an int >= 1 (got {order!r})")
-    if order >= 3 or (order == 2 and approximate != "none"):
-        higher = (_gelu_derivative(x, order) if approximate == "none"
-                  else _composite_derivative(x, approximate, order))
-        return dy * higher
+    if _by_formula(approximate, order):
+        return _formula_derivative(dy, x, approximate, order)
     out = torch.empty_like(x)
     if order == 1 and approximate == "none":
         return _apply(first, [dy, x], out)  # fused: one rounding
     return _apply(first if order == 1 else second, [x], out, scale=dy)
+
+
+def _by_formula(approximate, order):
+    """Whether dy * f^(order)(x) is torch operations (no kernel): from
+    order 3 for the exact GELU, from order 2 for the approximations."""
+    return order >= 3 or (order == 2 and approximate != "none")
+
+
+def _formula_derivative(dy, x, approximate, order):
+    """dy * f^(order)(x) by torch operations (:func:`_gelu_derivative`,
+    :func:`_composite_derivative`).  Called where autograd is on: the
+    approximations' derivatives are torch's autograd of the formula."""
+    higher = (_gelu_derivative(x, order) if approximate == "none"
+              else _composite_derivative(x, approximate, order))
+    return dy * higher
 
 
 @functools.cache
@@ -335,8 +349,8 @@ def _(dy, x, approximate, order):
 
 
 # The backward and jvp formulas, written once for three callers: the ops'
-# own autograd (register_autograd: torch.ops.gelu_numba.* are
-# differentiable; the public functions call the ops under torch.compile),
+# own Autograd kernels (below: torch.ops.gelu_numba.* are differentiable;
+# the public functions call the ops under torch.compile),
 # the autograd.Functions over the ops that the public functions use under
 # torch.func (PyTorch 2.13's register_autograd refuses torch.func
 # transforms, pytorch/pytorch#168393: "it must override the setup_context
@@ -443,8 +457,86 @@ class Derivative(torch.autograd.Function):
         _save_derivative(ctx, *inputs, Derivative.apply)
 
 
-gelu_op.register_autograd(_backward_gelu, setup_context=Gelu.setup_context)
-derivative_op.register_autograd(_backward_derivative, setup_context=Derivative.setup_context)
+# The operators' own Autograd kernels.  custom_op's register_autograd
+# takes a backward only: its generated autograd.Function has no jvp, so
+# forward mode through torch.ops.gelu_numba.gelu gave a tangent of None
+# (zeros), silently.  These kernels do what the generated one does
+# (redispatch below Autograd, inside an autograd.Function), with the jvp.
+# Under torch.func, PyTorch 2.13 refuses such a Function (it needs
+# setup_context, which it does not run inside a kernel): a jvp transform
+# of the bare operator raises there instead of giving zeros (the public
+# functions run torch.func through Gelu and Derivative above).
+
+def _below_autograd(op, keyset, *args):
+    with torch._C._AutoDispatchBelowAutograd():
+        return op._opoverload.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+
+
+def _no_functorch_jvp(name):
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    if any(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters()):
+        raise RuntimeError(
+            f"{name}: torch.func.jvp/jacfwd/hessian of the operator itself is not "
+            "supported (PyTorch 2.13 custom ops have no forward-mode rule under "
+            "torch.func); call gelu_numba.torch.gelu or gelu_backward, which support them")
+
+
+class _GeluKernel(torch.autograd.Function):
+    """gelu_numba::gelu's Autograd kernel: f(x) with backward and jvp."""
+
+    @staticmethod
+    def forward(ctx, keyset, x, approximate):
+        _save(ctx, x, approximate, Derivative.apply)
+        return _below_autograd(gelu_op, keyset, x, approximate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, *_backward_gelu(ctx, grad))
+
+    @staticmethod
+    def jvp(ctx, keyset_t, x_t, approximate_t):
+        return _jvp_gelu(ctx, x_t, approximate_t)
+
+
+class _DerivativeKernel(torch.autograd.Function):
+    """gelu_numba::derivative's Autograd kernel."""
+
+    @staticmethod
+    def forward(ctx, keyset, dy, x, approximate, order):
+        _save_derivative(ctx, dy, x, approximate, order, Derivative.apply)
+        if _by_formula(approximate, order):
+            # torch operations, which need the Autograd keys that the
+            # redispatch below turns off
+            _check_pair(dy, x)
+            return _formula_derivative(dy, x, approximate, order)
+        return _below_autograd(derivative_op, keyset, dy, x, approximate, order)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None, *_backward_derivative(ctx, grad))
+
+    @staticmethod
+    def jvp(ctx, keyset_t, dy_t, x_t, approximate_t, order_t):
+        return _jvp_derivative(ctx, dy_t, x_t, approximate_t, order_t)
+
+
+def _gelu_autograd(keyset, x, approximate):
+    _no_functorch_jvp("gelu_numba::gelu")
+    return _GeluKernel.apply(keyset, x, approximate)
+
+
+def _derivative_autograd(keyset, dy, x, approximate, order):
+    _no_functorch_jvp("gelu_numba::derivative")
+    return _DerivativeKernel.apply(keyset, dy, x, approximate, order)
+
+
+_AUTOGRAD = torch.library.Library(_LIB, "IMPL")
+with warnings.catch_warnings():
+    # custom_op registered a backward-only kernel at definition: replaced
+    warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
+    _AUTOGRAD.impl("gelu", _gelu_autograd, "Autograd", with_keyset=True)
+    _AUTOGRAD.impl("derivative", _derivative_autograd, "Autograd", with_keyset=True)
 
 
 class EagerGelu(torch.autograd.Function):
@@ -493,7 +585,7 @@ def apply_gelu(x, approximate):
     the eager Function on plain tensors; under ONNX export, ONNX's Gelu
     (:func:`onnx_gelu`); under ``torch.compile`` and ``torch.jit.trace``,
     the operator itself (Dynamo cannot trace a Function with a ``jvp``;
-    the operator is one opaque node with ``register_autograd``, recorded by
+    the operator is one opaque node with its own Autograd kernel, recorded by
     name); else (the ``torch.func`` transforms, meta tensors, tensor
     subclasses) the Function over the operator."""
     if eager(x):
@@ -546,6 +638,26 @@ def onnx_gelu(x, approximate):
     if approximate in ONNX_APPROXIMATE:
         return torch.nn.functional.gelu(x, approximate=approximate)
     return _COMPOSITE[approximate](x.double()).to(x.dtype)
+
+
+def _onnx_gelu_node(x, approximate: str = "none"):
+    """The onnxscript translation of ``gelu_numba::gelu`` (for
+    :func:`onnx_translation_table`): ONNX's ``Gelu`` (opset 20)."""
+    from onnxscript import opset20 as op
+    if approximate not in ONNX_APPROXIMATE:
+        raise RuntimeError(
+            f"gelu_numba.torch: approximate={approximate!r} has no ONNX operator, and an "
+            "exported program holds gelu_numba::gelu itself, not its formula: export the "
+            "nn.Module (torch.onnx.export(model, args, dynamo=True)), which writes the "
+            "formula's subgraph")
+    return op.Gelu(x, approximate=approximate)
+
+
+def onnx_translation_table():
+    """``custom_translation_table`` for ``torch.onnx.export`` of a
+    ``torch.export.ExportedProgram`` that holds ``gelu_numba::gelu``
+    (exporting the module itself needs none).  Needs onnxscript."""
+    return {torch.ops.gelu_numba.gelu.default: _onnx_gelu_node}
 
 
 # ------------------------------------------------------------------- vmap
