@@ -1,4 +1,23 @@
-"""GELU for float16 and bfloat16 outputs: ``gelu_half32``.
+"""GELU for float16 and bfloat16.
+
+Correctly rounded, bits in and bits out
+    ``gelu_numba.gelu``, ``gelu_grad`` and ``gelu_backward`` have float16
+    loops (float16 in, float16 out, one rounding; correctly rounded at
+    every finite input, the backward wherever ``dy GELU'(x)`` is not within
+    2**-50 of a tie: :mod:`gelu_numba.kernels.half`).  NumPy has no
+    bfloat16 dtype, so its functions take and return bit patterns as
+    ``uint16`` (a ``torch.bfloat16`` tensor ``.view(torch.int16)``, an
+    ``ml_dtypes.bfloat16`` array ``.view(np.uint16)``):
+
+    ``gelu_bfloat16(bits)``, ``gelu_grad_bfloat16(bits)``,
+    ``gelu_backward_bfloat16(dy_bits, x_bits)``
+
+    >>> import numpy as np
+    >>> from gelu_numba.half import gelu_bfloat16
+    >>> bits = (np.float32([-3.0, 0.5, 2.0]).view(np.uint32) >> 16).astype(np.uint16)
+    >>> y = (gelu_bfloat16(bits).astype(np.uint32) << 16).view(np.float32)  # doctest: +SKIP
+
+In float32 arithmetic: ``gelu_half32``
 
 ``gelu_half32(x)`` computes GELU in float32 arithmetic (no float64, no libm
 call; the loop vectorises) with the accuracy that rounding to a half format
@@ -27,10 +46,16 @@ Example::
 """
 
 _DOC = __doc__
-_NAMES = ("gelu_half32",)
+_BFLOAT16 = ("gelu_bfloat16", "gelu_grad_bfloat16", "gelu_backward_bfloat16")
+_NAMES = ("gelu_half32", *_BFLOAT16)
 
 
 def _build(name):
+    if name in _BFLOAT16:
+        from gelu_numba.targets import cpu, half
+        return cpu.Ufunc(half.bfloat16_ufunc(name), name, __name__, _DOC,
+                         accepted="uint16 bfloat16 bit patterns (bool and uint8 are cast "
+                                  "to them: view bfloat16 data as uint16 instead)")
     from gelu_numba.kernels.half32 import gelu_half32 as kernel
     from gelu_numba.targets import emulated
     return emulated.ufunc(name, kernel, 1, __name__, _DOC,

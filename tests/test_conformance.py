@@ -13,6 +13,8 @@ Deliberate differences, tested here too:
 * the dtype set: float32 and float64 loops only, so float16 and small
   integers compute in float32, complex and long double raise ``TypeError``
   (whose message names the accepted dtypes) where ``np.exp`` has loops;
+  the CPU ``gelu``, ``gelu_grad`` and ``gelu_backward`` also have float16
+  loops, so there float16, bool and uint8 go to float16 as for ``np.exp``;
 * three-input ``gelu_general`` has no NumPy counterpart (its broadcasting
   and keywords are NumPy's all the same: test_api.py).
 """
@@ -181,8 +183,14 @@ def test_unsupported_dtypes(module, name, case):
                                       (np.uint8, np.float32), (np.bool_, np.float32),
                                       (np.float16, np.float32)])
 def test_integer_and_half_inputs(module, name, dt, want):
-    # deliberately the float32/float64 loops: NumPy's safe casting picks them
+    # deliberately the float32/float64 loops: NumPy's safe casting picks them;
+    # the CPU gelu, gelu_grad and gelu_backward have float16 loops first,
+    # which bool, uint8 and float16 cast to, as for np.exp
     f = ours(module, name)
+    if (module == "gelu_numba" and name in ("gelu", "gelu_grad", "gelu_backward")
+            and dt in (np.uint8, np.bool_, np.float16)):
+        want = np.float16
+        assert REFERENCE[f.nin](*args_for(f.nin, np.ones(3, dt))).dtype == want
     assert f(*args_for(f.nin, np.ones(3, dt))).dtype == want
     assert f.ufunc.resolve_dtypes((np.dtype(dt),) * f.nin + (None,))[-1] == want
 
@@ -269,7 +277,8 @@ def test_methods(module, name):
         np.exp.at(z, [0, 2])
         assert np.array_equal(y[[1, 3]], x[[1, 3]]) and not np.array_equal(y, x)
     assert f.nin == ref.nin and f.nout == ref.nout and f.nargs == ref.nargs
-    assert f.types == ["f" * f.nin + "->f", "d" * f.nin + "->d"]
+    half = module == "gelu_numba" and name in ("gelu", "gelu_grad", "gelu_backward")
+    assert f.types == ["e" * f.nin + "->e"] * half + ["f" * f.nin + "->f", "d" * f.nin + "->d"]
     assert f.identity is None and f.signature is None
 
 

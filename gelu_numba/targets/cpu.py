@@ -46,17 +46,21 @@ from numba.np import numpy_support
 
 from gelu_numba import catalog
 from gelu_numba.kernels.primitives import inline
-from gelu_numba.targets import dtypes, numpy_api
+from gelu_numba.targets import dtypes, half, numpy_api
 from gelu_numba.targets.stamp import STAMP
 
 #: NumPy's inner-loop signature
 LOOP_SIGNATURE = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
                             types.CPointer(types.intp), types.voidptr)
 
-_NUMBA_TYPES = {"f": types.float32, "d": types.float64}
+#: the loops' element types; "e" (float16) loops work on the bit patterns
+_NUMBA_TYPES = {"e": types.uint16, "f": types.float32, "d": types.float64}
 #: the loops of a ufunc, in registration order (float32 first: the dtype
-#: rule of gelu_numba.targets.dtypes)
+#: rule of gelu_numba.targets.dtypes); the functions of
+#: gelu_numba.targets.half have a float16 loop before them
 _CHARS = "fd"
+_HALF_CHARS = "efd"
+_HALF_DTYPE = np.dtype(np.float16)
 #: numpy_api's list of failed compilations (the same list, mutated in
 #: place): tested after each call, as a global name for speed
 _FAILED = numpy_api.FAILED
@@ -195,7 +199,10 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
 
 def loop(fn, char, cache=True):
     """The ``@cfunc`` loop of catalog function ``fn`` for dtype ``char``
-    (``"f"`` or ``"d"``), cached on disk."""
+    (``"f"`` or ``"d"``, cached on disk; ``"e"``: float16, the tables of
+    :mod:`gelu_numba.targets.half`)."""
+    if char == "e":
+        return half.loop(fn.name, "float16", fn.nin)
     py = loop_function(inline(fn.kernel(char)), char, fn.nin,
                        f"{fn.name}_{dtypes.LOOP_DTYPES[char]}")
     # error_model="numpy": no ZeroDivisionError check on float division,
@@ -221,11 +228,16 @@ class Ufunc:
     ``identity`` and ``signature``.
     """
 
-    def __init__(self, raw, name, module, doc):
+    #: what the TypeError for inputs without a loop names as accepted
+    accepted = dtypes.ACCEPTED
+
+    def __init__(self, raw, name, module, doc, accepted=None):
         self.ufunc = raw
         self.__name__ = self.__qualname__ = name
         self.__module__ = module
         self.__doc__ = doc
+        if accepted is not None:
+            self.accepted = accepted
 
     def _explained(self, error, args):
         # NumPy's legacy type resolver (the one of ufuncs made from C
@@ -234,7 +246,8 @@ class Ufunc:
         # duck arrays stay as they are
         if not str(error).startswith(f"ufunc '{self.__name__}' not supported for the input types"):
             return error
-        return dtypes.unsupported(self.__name__, [_dtype_of(a) for a in args[:self.ufunc.nin]])
+        return dtypes.unsupported(self.__name__, [_dtype_of(a) for a in args[:self.ufunc.nin]],
+                                  self.accepted)
 
     def __call__(self, *args, **kwargs):
         try:
@@ -297,9 +310,10 @@ class Registry:
     :meth:`compile`; pickles find them as attributes of module ``home``
     (whose ``__getattr__`` calls :meth:`get`)."""
 
-    def __init__(self, home, make_loop):
+    def __init__(self, home, make_loop, half=False):
         self.home = home
         self.make_loop = make_loop
+        self.half = half  # whether the functions of targets.half get float16 loops
         self._lock = threading.RLock()
         self._built = {}
 
@@ -308,11 +322,15 @@ class Registry:
             lazy = self._built.get(fn.name)
             if lazy is None:
                 lazy = numpy_api.LazyLoops(fn.name, fn.nin, [
-                    (dtypes.LOOP_DTYPES[c], functools.partial(self.make_loop, fn, c))
-                    for c in _CHARS])
+                    (_HALF_DTYPE if c == "e" else dtypes.LOOP_DTYPES[c],
+                     functools.partial(self.make_loop, fn, c))
+                    for c in self._chars(fn)])
                 lazy.ufunc.__module__ = self.home
                 self._built[fn.name] = lazy
             return lazy
+
+    def _chars(self, fn):
+        return _HALF_CHARS if self.half and fn.name in half.FUNCTIONS else _CHARS
 
     def get(self, fn):
         """The ``numpy.ufunc`` of ``fn`` (no loop compiled yet)."""
@@ -321,7 +339,7 @@ class Registry:
     def compile(self, fn, char):
         """The compiled ``char`` loop of ``fn``, compiled (or loaded from
         Numba's cache) now if it was not."""
-        return self._loops(fn).compile(_CHARS.index(char))
+        return self._loops(fn).compile(self._chars(fn).index(char))
 
     def attribute(self, name):
         """Module ``__getattr__`` of ``home``: the ufunc of catalog ``name``."""
@@ -338,7 +356,7 @@ class Registry:
         return wrapper
 
 
-REGISTRY = Registry(__name__, loop)
+REGISTRY = Registry(__name__, loop, half=True)
 #: the public ufunc of a catalog record (the factory of gelu_numba.targets.publish)
 ufunc = REGISTRY.public
 

@@ -8,6 +8,10 @@ uint64 and float64 to float64; Python scalars are weak (``f(x32, 2.0)``
 runs in float32).  Complex, object, string, datetime and long double have
 no loop.
 
+The CPU ufuncs ``gelu``, ``gelu_grad`` and ``gelu_backward`` have a float16
+loop first (:mod:`gelu_numba.targets.half`): there, as for ``np.exp``,
+float16, bool, int8 and uint8 go to float16.
+
 The CPU ufuncs get this from NumPy itself (their loops are registered in
 that order); this module states the rule for the targets that choose a loop
 themselves: ``@njit`` callers, the CUDA launcher and :func:`gelu_numba.soi_map`.
@@ -17,7 +21,8 @@ import numpy as np
 
 #: what the error messages name as accepted
 ACCEPTED = ("float32 or float64 (bool, integer and float16 inputs are cast "
-            "to them by NumPy's safe-casting rules)")
+            "to them by NumPy's safe-casting rules; the CPU ufuncs gelu, gelu_grad "
+            "and gelu_backward also have float16 loops)")
 
 #: loop character -> dtype
 LOOP_DTYPES = {"f": np.dtype(np.float32), "d": np.dtype(np.float64)}
@@ -36,12 +41,12 @@ def loop_char(*dtypes):
     return None
 
 
-def unsupported(name, dtypes):
+def unsupported(name, dtypes, accepted=ACCEPTED):
     """The ``TypeError`` for inputs that no loop accepts."""
     shown = ", ".join(type(d).__name__ if isinstance(d, (bool, int, float, complex))
                       else str(np.dtype(d)) for d in dtypes)
     return TypeError(f"{name}() does not support inputs of dtype {shown}; "
-                     f"accepted: {ACCEPTED}")
+                     f"accepted: {accepted}")
 
 
 def loop_for(name, *dtypes):

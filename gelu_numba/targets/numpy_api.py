@@ -64,7 +64,12 @@ _KEEPALIVE = []
 _LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
                          ctypes.POINTER(ctypes.c_ssize_t), ctypes.POINTER(ctypes.c_ssize_t),
                          ctypes.c_void_p)
-_CTYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+#: a loop's output type -> (ctypes type, the NaN its failure writes); uint16
+#: loops are bfloat16 bit patterns (gelu_numba.targets.half)
+_NAN = {np.dtype(np.float32): (ctypes.c_float, float("nan")),
+        np.dtype(np.float64): (ctypes.c_double, float("nan")),
+        np.dtype(np.float16): (ctypes.c_uint16, 0x7E00),
+        np.dtype(np.uint16): (ctypes.c_uint16, 0x7FC0)}
 
 #: (thread ident, error) of the loops that failed to compile and are not
 #: yet raised by :func:`raise_failure` (empty but for failures: callers test
@@ -109,10 +114,10 @@ class LazyLoops:
         return stub
 
     def _fail(self, i, error, args, dims, steps):
-        value = _CTYPES[self.dtypes[i]]
+        value, nan = _NAN[self.dtypes[i]]
         base, step = args[self.nin], steps[self.nin]
         for k in range(dims[0]):
-            value.from_address(base + k * step).value = float("nan")
+            value.from_address(base + k * step).value = nan
         FAILED.append((threading.get_ident(), error))
         warnings.warn(f"gelu_numba: the {self.dtypes[i]} loop of {self.name} failed to "
                       f"compile ({error!r}); its outputs are NaN", RuntimeWarning,

@@ -1,0 +1,140 @@
+"""The 2-byte loops: gelu_numba.gelu/gelu_grad/gelu_backward on float16 and
+gelu_numba.half's bfloat16 bit-pattern ufuncs.  Expected values: the
+correctly rounded results in tests/data/half_reference.npz (mpmath, every
+finite input), mpmath for the backward's products, mathematics for the
+special values."""
+
+import math
+from pathlib import Path
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import gelu_numba as g
+from gelu_numba import half
+from reference.make_half_table import round_to_format
+
+pytestmark = pytest.mark.unit
+
+TABLE = np.load(Path(__file__).parent / "data" / "half_reference.npz")
+FORMATS = ("float16", "bfloat16")
+
+
+def _values(bits, fmt):
+    if fmt == "float16":
+        return bits.view(np.float16).astype(np.float64)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _call(name, fmt, *bits):
+    """The function on bit patterns of fmt, bits out."""
+    if fmt == "float16":
+        out = getattr(g, name)(*(b.view(np.float16) for b in bits))
+        assert out.dtype == np.float16
+        return out.view(np.uint16)
+    out = getattr(half, f"{name}_bfloat16")(*bits)
+    assert out.dtype == np.uint16
+    return out
+
+
+def _expected(name, fmt):
+    bits = TABLE[f"{fmt}_bits"]
+    want = TABLE[f"{fmt}_{name}_cr"].copy()
+    # mpmath has no signed zero: the table holds +0 for GELU(-0), which is
+    # -0 * Phi(0) = -0 (IEEE; PyTorch's F.gelu(-0.0) is -0.0 too)
+    if name == "gelu":
+        want[bits == 0x8000] = 0x8000
+    return bits, want
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad"])
+def test_correctly_rounded_at_every_finite_input(name, fmt):
+    bits, want = _expected(name, fmt)
+    got = _call(name, fmt, bits)
+    wrong = np.flatnonzero(got != want)
+    assert wrong.size == 0, (f"{wrong.size} of {bits.size} misrounded, e.g. x bits "
+                             f"{[hex(b) for b in bits[wrong[:5]]]}")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_ties_that_float32_misses(fmt):
+    # the inputs where GELU computed in float32 and rounded once is wrong
+    # (the exact value just above a tie x/2: float16 2**-24 and -2**-24,
+    # every subnormal bfloat16); here correctly rounded, as above
+    x = np.float64([2.0**-24, -(2.0**-24)]) if fmt == "float16" else \
+        np.float64([2.0**-133, -(2.0**-133), -(3 * 2.0**-133), 5 * 2.0**-133])
+    bits = (x.astype(np.float16).view(np.uint16) if fmt == "float16" else
+            (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
+    got = _values(_call("gelu", fmt, bits), fmt)
+    with mp.workdps(60):
+        want = [round_to_format(mp.mpf(v) * mp.ncdf(mp.mpf(v)), fmt) for v in x]
+    np.testing.assert_array_equal(got, want)
+    # and the plain "x/2 rounded to even" would have differed on each
+    assert all(w != float(np.float64(v) / 2) or v == 0 for w, v in zip(want, x))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_special_values(fmt):
+    # +-inf, NaN (quiet, the input's sign) and the signed zeros
+    inf, ninf, nan = ((0x7C00, 0xFC00, 0x7E00) if fmt == "float16"
+                      else (0x7F80, 0xFF80, 0x7FC0))
+    bits = np.array([inf, ninf, nan, nan | 0x8000, 0x0000, 0x8000], np.uint16)
+    y = _values(_call("gelu", fmt, bits), fmt)
+    d = _values(_call("gelu_grad", fmt, bits), fmt)
+    assert y[0] == math.inf and y[1] == 0 and math.copysign(1, y[1]) == -1
+    assert d[0] == 1 and d[1] == 0
+    assert np.isnan(y[2:4]).all() and np.isnan(d[2:4]).all()
+    assert np.signbit(y[3]) and not np.signbit(y[2])
+    assert y[4] == 0 and not np.signbit(y[4]) and np.signbit(y[5])
+    assert (d[4], d[5]) == (0.5, 0.5)
+
+
+def _exact_backward(dy, x, fmt):
+    with mp.workdps(40):
+        t = mp.mpf(float(x))
+        return round_to_format(mp.mpf(float(dy)) * (mp.ncdf(t) + t * mp.npdf(t)), fmt)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_backward_is_the_product_rounded_once(fmt):
+    # dy * GELU'(x) against mpmath for pairs over the whole range: random
+    # finite bit patterns, and dy = 1 (GELU' itself) at every input
+    bits, grad = _expected("gelu_grad", fmt)
+    ones = np.full_like(bits, 0x3C00 if fmt == "float16" else 0x3F80)
+    np.testing.assert_array_equal(_call("gelu_backward", fmt, ones, bits), grad)
+    rng = np.random.default_rng(7)
+    dy, x = rng.choice(bits, 1500), rng.choice(bits, 1500)
+    got = _values(_call("gelu_backward", fmt, dy, x), fmt)
+    want = [_exact_backward(a, b, fmt) for a, b in zip(_values(dy, fmt), _values(x, fmt))]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_float16_dtype_rules():
+    x16 = np.float16([-3.0, 0.5, 2.0])
+    assert g.gelu(x16).dtype == np.float16
+    assert g.gelu_backward(x16, x16).dtype == np.float16
+    # as np.exp: bool and 8-bit integers go to float16, a float32 operand
+    # to float32; dtype= still chooses
+    assert g.gelu(np.int8([1, -2])).dtype == np.float16
+    assert g.gelu_backward(x16, np.float32([1, 2, 3])).dtype == np.float32
+    assert g.gelu(x16, dtype=np.float32).dtype == np.float32
+    np.testing.assert_array_equal(g.gelu(x16, dtype=np.float32),
+                                  g.gelu(x16.astype(np.float32)))
+    # the other functions keep float32 loops for float16 inputs
+    assert g.ndtr(x16).dtype == np.float32
+    # strided, out= and where= take NumPy's paths around the loop
+    big = np.linspace(-6, 6, 301).astype(np.float16)
+    out = np.zeros(151, np.float16)
+    g.gelu(big[::2], out=out)
+    np.testing.assert_array_equal(out, g.gelu(big)[::2])
+
+
+def test_bfloat16_ufuncs_refuse_other_dtypes():
+    with pytest.raises(TypeError, match="uint16 bfloat16 bit patterns"):
+        half.gelu_bfloat16(np.float32([1.0]))
+    x = np.uint16([0x3F80])
+    before = x.copy()
+    half.gelu_bfloat16(x)
+    np.testing.assert_array_equal(x, before)   # inputs are never modified
