@@ -29,17 +29,22 @@ Kernels
     on zero-copy NumPy views of the tensors with ``out=`` a view of the
     result tensor's storage, which is allocated by ``empty_like(x)`` (any
     strides, including expanded and transposed ones; nothing is copied).
+    float16 and bfloat16 on the CPU, for the exact GELU and its fused
+    backward: one pass, bits in and bits out, correctly rounded (the
+    2-byte loops of :mod:`gelu_numba.targets.half`).
     CUDA: the kernels of :mod:`gelu_numba.gpu` on PyTorch's current stream
     of the tensor's device, through ``__cuda_array_interface__`` (no host
-    round trip).  float16 and bfloat16 run through the float32 kernel: one
-    conversion of the inputs to float32 (exact), the float32 kernel, one
-    final rounding to the tensor's dtype (round to nearest even).
+    round trip).  Other half-precision calls (CUDA, the approximations,
+    the second derivative) run through the float32 kernel: one conversion
+    of the inputs to float32 (exact), the float32 kernel, one final
+    rounding to the tensor's dtype (round to nearest even).
 """
 
 import functools
 import importlib
 import warnings
 
+import numpy as np
 import torch
 
 from gelu_numba.approximations import APPROXIMATIONS
@@ -48,8 +53,11 @@ from gelu_numba.tables.approximations import (
 )
 from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 
+#: the functions with 2-byte CPU loops (gelu_numba.targets.half): their
+#: half tensors take one pass
+HALF_CPU = ("gelu", "gelu_backward")
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
-#: run through float32
+#: run through float32 elsewhere
 NATIVE = (torch.float32, torch.float64)
 HALF = (torch.float16, torch.bfloat16)
 DTYPES = NATIVE + HALF
@@ -133,11 +141,32 @@ def _run_cuda(name, args, out):
 _RUN = {"cpu": _run_cpu, "cuda": _run_cuda}
 
 
+def _bits(t):
+    """A 2-byte tensor's storage as a NumPy uint16 view (bfloat16 has no
+    NumPy dtype)."""
+    return t.detach().view(torch.int16).numpy().view(np.uint16)
+
+
+def _run_cpu_half(name, args, out):
+    """One pass, bits in and bits out: the float16 loops of the ufuncs, the
+    bfloat16 bit-pattern ufuncs of :mod:`gelu_numba.half`; correctly
+    rounded (:mod:`gelu_numba.kernels.half`)."""
+    if out.dtype == torch.float16:
+        _run_cpu(name, args, out)
+    else:
+        getattr(importlib.import_module("gelu_numba.half"), f"{name}_bfloat16")(
+            *map(_bits, args), out=_bits(out))
+
+
 def _apply(name, args, out, scale=None):
-    """out = name(*args) (times ``scale`` if given), in out's dtype; half
-    types through float32 with one final rounding."""
+    """out = name(*args) (times ``scale`` if given), in out's dtype.  Half
+    types: on the CPU, the exact GELU and its fused backward in one pass
+    (:func:`_run_cpu_half`); else through float32 with one final rounding."""
     run = _RUN[out.device.type]
-    if out.dtype in HALF:
+    if (out.dtype in HALF and out.device.type == "cpu" and scale is None
+            and name in HALF_CPU):
+        _run_cpu_half(name, args, out)
+    elif out.dtype in HALF:
         wide = torch.empty_like(out, dtype=torch.float32)
         run(name, [a.float() for a in args], wide)
         if scale is not None:
