@@ -86,11 +86,12 @@ def kernel(name, fmt):
         def lookup(b):
             return values[b]
         return lookup
-    decoded, grad = _values(fmt), table(name, fmt)
-    _, round_ = kernels.FORMATS[fmt]
+    grad = table(name, fmt)
+    decode, round_ = kernels.FORMATS[fmt]
 
     def backward(dy, x):
-        return round_(decoded[dy] * grad[x])
+        # dy decoded by arithmetic (vector operations), GELU' by lookup
+        return round_(decode(dy) * grad[x])
     return backward
 
 
