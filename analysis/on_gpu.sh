@@ -5,7 +5,7 @@
 #     bash analysis/on_gpu.sh sweep throughput     # then, in a second call:
 #     bash analysis/on_gpu.sh tests
 #
-# Steps (in the order given; 'all' = env sweep throughput sass tests):
+# Steps (in the order given; 'all' = env sweep throughput sass tests torch):
 #   env         nvidia-smi, Python and library versions (always run first)
 #   sweep       all 2^32 float32 inputs of the six float32 GPU kernels and of
 #               the peers (PyTorch, JAX, CuPy) against the float64 GPU kernel
@@ -19,6 +19,9 @@
 #   tests       the GPU tests on the device (bit equality with the CPU
 #               compilation, the fast launch taken and equal, the sweep)
 #   sass        analysis.gpu_sass's static estimate, to set beside the timings
+#   torch       tests/test_torch.py's CUDA tests (needs torch with CUDA), then
+#               gelu_numba.torch against nn.GELU: host µs per call, forward +
+#               backward at 2^24 float32 and bfloat16 -> $OUT/torch_cuda.md
 # Each step's output goes to $OUT/STEP.log and to stdout.  A step runs under
 # the smaller of STEP_LIMIT_S (default 400 s) and what is left of TOTAL_S
 # (default 570 s: the whole script inside one 600-s call); one that fails or
@@ -82,7 +85,7 @@ step() {    # step NAME COMMAND...: run with the time limit, log, report
 
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-[ "${steps[*]}" = all ] && steps=(sweep throughput sass tests)
+[ "${steps[*]}" = all ] && steps=(sweep throughput sass tests torch)
 
 step env bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv;
     $PYTHON -c 'import sys, numpy, numba, numba_cuda; from numba import cuda
@@ -108,8 +111,11 @@ for s in "${steps[@]}"; do
         tests)
             step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= \
                 tests/test_gpu32.py tests/test_fast_launch.py tests/test_sweep_gpu.py tests/test_gpu.py ;;
+        torch)
+            step torch bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= tests/test_torch.py -k cuda &&
+                $PYTHON -m analysis.torch_cuda --out '$OUT/torch_cuda.md'" ;;
         *)
-            echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, sass, tests, all)"
+            echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, sass, tests, torch, all)"
             failed=$((failed + 1)) ;;
     esac
 done

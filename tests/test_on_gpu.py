@@ -24,7 +24,7 @@ def test_an_unknown_step_is_named_and_counted_and_env_is_logged(tmp_path):
     # env fails where there is no GPU (no nvidia-smi), passes where there is
     env_failed = "== env: exit 0 " not in run.stdout
     assert run.returncode == 1 + env_failed, run.stdout + run.stderr
-    assert "unknown step 'nonsense' (env, sweep, throughput, tune, sass, tests, all)" in run.stdout
+    assert "unknown step 'nonsense' (env, sweep, throughput, tune, sass, tests, torch, all)" in run.stdout
     assert (tmp_path / "out" / "env.log").exists()
     assert f"on_gpu: {1 + env_failed} step(s) failed" in run.stdout
 
@@ -35,3 +35,15 @@ def test_steps_past_the_total_budget_are_skipped_and_counted(tmp_path):
     for name in ("env", "sass", "tests"):
         assert f"== {name}: skipped" in run.stdout
         assert "skipped" in (tmp_path / "out" / f"{name}.log").read_text()
+
+
+def test_torch_cuda_report_dry_run_on_the_cpu(tmp_path):
+    # the torch step's measurement, as a dry run of the same code on the CPU
+    pytest.importorskip("torch")
+    from analysis import torch_cuda
+    out = tmp_path / "torch.md"
+    assert torch_cuda.main(["--device", "cpu", "--n", "2**12", "--rounds", "2",
+                            "--calls", "5", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| `gelu_numba.torch.gelu` |" in text and "| `F.gelu` |" in text
+    assert "| float32 |" in text and "| bfloat16 |" in text

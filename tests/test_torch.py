@@ -641,6 +641,32 @@ def test_cuda_matches_cpu(dtype):
 
 
 @CUDA
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_cuda_fast_launch_is_taken_and_exact(dtype):
+    # contiguous float32/float64 go through the fast launch (raw pointers,
+    # the current stream), bit for bit the general path's result
+    from gelu_numba import gpu
+    from gelu_numba.targets import torch_op
+    x = _x(100_003, dtype=dtype).cuda()
+    before = torch_op.FAST_CUDA_CALLS[0]
+    y = gt.gelu(x)
+    dx = gt.gelu_backward(torch.ones_like(x), x)
+    assert torch_op.FAST_CUDA_CALLS[0] == before + 2
+    general = torch.empty_like(x)
+    gpu.gelu(x, out=general)          # numba-cuda's launch, through the interface
+    torch.cuda.synchronize()
+    assert torch.equal(y, general)
+    assert _within_one_ulp(dx, gt.gelu_backward(torch.ones_like(x.cpu()), x.cpu()))
+    # on a side stream: ordered after the producer, read after a sync
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        z = gt.gelu(x * 2)
+    s.synchronize()
+    assert _within_one_ulp(z, gt.gelu((x * 2).cpu()))
+
+
+@CUDA
 def test_cuda_on_a_side_stream_and_non_contiguous():
     x = torch.randn(300, 200, device="cuda").t()
     s = torch.cuda.Stream()

@@ -461,6 +461,14 @@ class GpuFunction:
         launcher(pointers, n, stream)
         return out
 
+    def fast_launcher(self, loop):
+        """This function's :class:`FastLaunch` for ``loop`` (``"f"`` or
+        ``"d"``) on numba's current device, or None where there is none (the
+        simulator; a launcher that failed its check).  For callers that hold
+        raw device pointers, e.g. :mod:`gelu_numba.targets.torch_op`
+        (:meth:`FastLaunch.on_handle`)."""
+        return self._fast_launcher(loop) if FAST_LAUNCH else None
+
     def _fast_launcher(self, loop):
         """This function's :class:`FastLaunch` for ``loop`` on the current
         device and the current launch constants: built and checked on first
@@ -603,7 +611,7 @@ class FastLaunch:
     """
 
     def __init__(self, dispatcher, nin, loop):
-        from cuda.core import LaunchConfig, launch as core_launch
+        from cuda.core import LaunchConfig, Stream, launch as core_launch
         from numba.cuda.cudadrv import driver
 
         dtype = types.float32 if loop == "f" else types.float64
@@ -618,12 +626,30 @@ class FastLaunch:
         self._to_core_stream = driver._to_core_stream
         self._default_stream = driver._to_core_stream(0)
         self._streams = weakref.WeakKeyDictionary()
+        self._from_handle = Stream.from_handle
+        self._handles = {}
 
-    def __call__(self, pointers, n, stream):
+    def _grid(self, n):
         blocks = grid_blocks(n, self._threads, self._max_blocks)
         config = self._configs.get(blocks)
         if config is None:
             config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
+        return config
+
+    def on_handle(self, pointers, n, handle):
+        """Launch over ``n`` elements at ``pointers`` (inputs, then out) on
+        the CUDA stream whose driver handle is the int ``handle`` (PyTorch's
+        ``torch.cuda.Stream.cuda_stream``; 0 is the legacy default stream).
+        The ``cuda.core`` stream of each handle is made once and kept: the
+        caller's streams must outlive it (PyTorch's pool streams do)."""
+        core_stream = self._handles.get(handle)
+        if core_stream is None:
+            core_stream = self._handles[handle] = self._from_handle(handle)
+        self._launch(core_stream, self._grid(n), self._kernel,
+                     *pack_arguments(pointers, n, self._itemsize))
+
+    def __call__(self, pointers, n, stream):
+        config = self._grid(n)
         if isinstance(stream, int):  # (0: _stream_handle admits no other int)
             core_stream = self._default_stream
         else:
