@@ -32,24 +32,25 @@ Devices
 Dtypes and accuracy (``approximate="none"``, errors against the exact
 value, measured against mpmath)
     ========  ========================================================
-    float64   below 0.75 ulp (the ufunc's bound; max measured 0.511)
-    float32   0.5034 ulp over all 2^32 inputs, forward and backward
+    float64   CPU: the ufunc's bits (its stated bound and measured
+    float32   maximum are in ``help(gelu_numba.gelu)``); CUDA: the GPU
+              kernel's (float32: ``kernels.normal_f32``, float32
+              arithmetic, its own bound: ``help(gelu_numba.gpu)``)
     float16   CPU: one pass, float16 bits in and out, correctly rounded
-              at every finite input, forward and backward (every pair
+    bfloat16  at every finite input, forward and backward (every pair
               dy, x); CUDA: through the float32 kernel and one rounding
-              (3 misrounded forward inputs: x = 2^-24 and +-0.00133896)
-    bfloat16  the same; CUDA: 128 misrounded forward inputs, all with
-              |x| < 2.4e-38, where GELU(x) = x/2 + x^2/sqrt(2 pi) lies a
-              hair beyond a bfloat16 tie that the float32 result equals
+              (the few inputs within float32 precision of a half-way
+              point misround: the gelu-numba repository's
+              ``analysis/results/exhaustive/half.md`` counts them)
     ========  ========================================================
 
     On the CPU the half results are correctly rounded (method and proof:
     :mod:`gelu_numba.kernels.half`; PyTorch's own CPU ``F.gelu`` is not).
     Through float32 (CUDA), a misrounded half result is the neighbour of
-    the correctly rounded one: the float32 result is within 0.51 float32
-    ulp of the exact value, one float32 ulp is 2^-13 of a float16 ulp and
-    2^-16 of a bfloat16 one, so the rounding to half goes wrong only for
-    exact values that close to a half-way point.
+    the correctly rounded one: the float32 result is within one float32
+    ulp of the exact value, which is 2^-13 of a float16 ulp and 2^-16 of a
+    bfloat16 one, so the rounding to half goes wrong only for exact values
+    that close to a half-way point.
     Backward is the fused ``gelu_backward`` (dy * GELU'(x), one rounding in
     float32/float64); double backward uses ``gelu_grad2`` (dy * GELU''(x)
     as two roundings).  Integer, bool and complex tensors raise a
