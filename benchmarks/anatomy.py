@@ -25,8 +25,9 @@ import sys
 import numpy as np
 from numba import types
 
+from benchmarks import isa
 from benchmarks.targets import race
-from gelu_numba.kernels import normal, normal32
+from gelu_numba.kernels import normal, normal32, normal_f32
 from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32 import A32, R32_P, R32_Q
@@ -86,6 +87,9 @@ VARIANTS = {
         "R rational alone": f32_rational,
         "gelu, division made a product (timing only)": f32_gelu_no_division,
         NARROW: normal32.gelu,
+        # the GPU's float32 kernel (float32 arithmetic: twice the lanes;
+        # bound 0.875 ulp against the CPU kernel's 0.5 + 2**-7)
+        "gelu in float32 arithmetic (kernels.normal_f32, the GPU's)": normal_f32.gelu,
     },
     "float64": {
         "gelu (the ufunc's kernel)": normal.gelu,
@@ -134,10 +138,11 @@ def _packed(instructions):
 
 
 def vector_bits(compiled, sig):
-    """Width of the packed float64 arithmetic of a compiled loop: 512 (zmm),
+    """Width of the packed floating-point arithmetic (float64 ``pd``, or
+    ``ps`` for a loop in float32 arithmetic) of a compiled loop: 512 (zmm),
     256 (ymm) or 0."""
     arith = [ins for ins in compiled.inspect_asm(sig).splitlines()
-             if re.match(r"^\s+v(add|sub|mul|div|f\w*)pd\s", ins)]
+             if re.match(r"^\s+v(add|sub|mul|div|f\w*)p[sd]\s", ins)]
     return 512 if any("zmm" in i for i in arith) else 256 if any("ymm" in i for i in arith) else 0
 
 
@@ -146,9 +151,13 @@ def main(argv=None):
                                 description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--isa", choices=isa.CHOICES, default="native",
+                   help="the ISA Numba compiles for (benchmarks.isa)")
     args = p.parse_args(argv)
+    isa.run_as(args.isa, "benchmarks.anatomy")
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    print(f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
+    print(f"ISA: {isa.describe()}.  "
+          f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
           "median ns per element; instructions of the vector loop body "
           "(eight float64 lanes per iteration with 512-bit vectors, four with 256).\n")
     print("| dtype | variant | ns/element | vector bits | loop instructions | FMA | div | gathers |")

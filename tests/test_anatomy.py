@@ -39,3 +39,18 @@ def test_float64_loops_have_no_gathers_and_one_division():
         # the pieces are selected by blends, not branches: vblendmpd under a
         # mask register (AVX-512), vblendvpd under a vector mask (AVX2)
         assert sum(v for k, v in ops.items() if k.startswith("vblend")) >= 15, label
+
+
+def test_isa_avx2_reexecutes_with_the_forcing_variables():
+    # --isa avx2 on any x86 machine: a fresh process where Numba compiles
+    # for haswell without AVX-512 (and PyTorch/oneDNN are capped), named in
+    # the report's first line; its loops are then 256-bit
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "benchmarks.anatomy", "--isa", "avx2",
+                          "--n", "2000", "--rounds", "1"], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("ISA: Numba: haswell, AVX2"), out.stdout[:200]
+    rows = [r for r in out.stdout.splitlines() if r.startswith("| float")]
+    assert rows and all(r.split("|")[4].strip() == "256" for r in rows), rows
