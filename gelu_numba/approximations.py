@@ -93,7 +93,7 @@ def _record(name, err):
         fit = FITS_BY_NAME[name]
         m, n = fit["degrees"]
         r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
-        description = (f"x (1 - T(|x|)) (x >= 0), x T(|x|) (x < 0); "
+        description = (f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
                        f"T(a) = (L - a)^2 {r}(S a - 1) for a < L = {fit['L']}, else 0")
         source = ("minimax fit of the absolute error with T(0) = 1/2 (GELU'(0) = 1/2 "
                   "from both sides) and T >= 0 (the sign of GELU kept), the gelu-numba "

@@ -194,8 +194,8 @@ def _fit(name):
     m, n = fit["degrees"]
     form = f"polynomial of degree {m}" if n == 0 else f"rational of degrees ({m}, {n})"
     return ((f64, f32, g64, g32),
-            f"fitted GELU: x T(|x|) or x (1 - T(|x|)), T(a) = (L - a)**2 R(S a - 1), "
-            f"R a {form}, L = {fit['L']}",
+            f"fitted GELU: ``x T(|x|)`` or ``x (1 - T(|x|))``, "
+            f"``T(a) = (L - a)**2 R(S a - 1)``, R a {form}, L = {fit['L']}",
             "Minimax fit of the absolute error over all real x "
             "(the gelu-numba repository's fitting.make_approximations).")
 
@@ -205,8 +205,8 @@ def _approximations():
     for key in APPROX_ERRORS:
         (f64, f32, g64, g32), formula, note = _CLOSED[key] if key in _CLOSED else _fit(key)
         err = APPROX_ERRORS[key]
-        errors = (f"\n    Max |error| against the exact GELU: {err.forward:.3g} at "
-                  f"|x| = {abs(err.forward_at):.3g}; derivative {err.grad:.3g} at "
+        errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
+                  f"``|x| = {abs(err.forward_at):.3g}``; derivative {err.grad:.3g} at "
                   f"x = {err.grad_at:.3g}.")
         # the paper's two forms are also at the top level
         modules = (APPROX, TOP, GPU) if key in ("tanh", "sigmoid") else (APPROX, GPU)

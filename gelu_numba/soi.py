@@ -58,7 +58,7 @@ as SplitMix64 is uniform).  Hence
     |P(m = 1) - Phi(x)| < 2**-53 + ulp(Phi(x)) <= 2**-52       (float64)
     |P(m = 1) - Phi(x)| < 2**-53 + 2**-24                      (float32)
 
-and |E[soi_map(x)] - gelu(x)| is |x| times that.  The bound is absolute,
+and ``|E[soi_map(x)] - gelu(x)|`` is ``|x|`` times that.  The bound is absolute,
 not relative: for Phi(x) < 2**-53 (x below -8.21) m = 1 has probability
 2**-53 if the computed p is nonzero and 0 if it underflows (x below -38.47
 in float64, about -14.2 in float32), and above x = 8.29 (float64) or 5.42

@@ -29,20 +29,21 @@ Devices
     ``nn.GELU`` (models built under ``torch.device("meta")``).  Other
     devices (MPS, ...) raise a ``RuntimeError``.
 
-Dtypes and accuracy (``approximate="none"``, errors against the exact
-value, measured against mpmath)
-    ========  ========================================================
-    float64   CPU: the ufunc's bits (its stated bound and measured
-    float32   maximum are in ``help(gelu_numba.gelu)``); CUDA: the GPU
-              kernel's (float32: ``kernels.normal_f32``, float32
-              arithmetic, its own bound: ``help(gelu_numba.gpu)``)
-    float16   CPU: one pass, float16 bits in and out, correctly rounded
-    bfloat16  at every finite input, forward and backward (every pair
-              dy, x); CUDA: through the float32 kernel and one rounding
-              (the few inputs within float32 precision of a half-way
-              point misround: the gelu-numba repository's
-              ``analysis/results/exhaustive/half.md`` counts them)
-    ========  ========================================================
+Dtypes and accuracy (``approximate="none"``; errors against mpmath)
+    ==================  ==============================================
+    float64, float32    CPU: the ufunc's bits (its stated bound and
+                        measured maximum are in ``help(gelu_numba.gelu)``);
+                        CUDA: the GPU kernel's (float32:
+                        ``kernels.normal_f32``, float32 arithmetic, with
+                        its own bound: ``help(gelu_numba.gpu)``)
+    float16, bfloat16   CPU: one pass, bits in and out, correctly rounded
+                        at every finite input, forward and backward (every
+                        pair dy, x); CUDA: through the float32 kernel and
+                        one rounding (the few inputs within float32
+                        precision of a half-way point misround: the
+                        gelu-numba repository's
+                        ``analysis/results/exhaustive/half.md`` counts them)
+    ==================  ==============================================
 
     On the CPU the half results are correctly rounded (method and proof:
     :mod:`gelu_numba.kernels.half`; PyTorch's own CPU ``F.gelu`` is not).
