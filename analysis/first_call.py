@@ -15,10 +15,10 @@ with anything else the machine runs.
 
 ``--source`` times another checkout of the package (its directory is put
 first on ``sys.path`` of the timed processes), which is how the "before"
-column of the README's table was measured.  Results go to
+column of the docs' table (``docs/guide/first_call.md``) was measured.  Results go to
 ``analysis/results/first_call_<label>.json`` and, with ``--table``, the
 table comparing the labels found there is printed as Markdown
-(``--update-readme`` also writes it into the README, between its
+(``--update-docs`` also writes it into that page, between its
 ``first-call:start`` and ``first-call:end`` markers).
 """
 
@@ -36,7 +36,8 @@ from pathlib import Path
 from analysis.common import machine_info, replace_section
 
 RESULTS = Path(__file__).resolve().parent / "results"
-README = Path(__file__).resolve().parents[1] / "README.md"
+#: the docs page whose table the generator rewrites
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "first_call.md"
 MARKERS = ("<!-- first-call:start -->", "<!-- first-call:end -->")
 
 # Runs in the timed process: steps and their seconds as JSON on stdout.
@@ -140,16 +141,16 @@ def main(argv=None):
     p.add_argument("--functions", nargs="+", help="only these (default: all)")
     p.add_argument("--table", nargs="+", metavar="LABEL",
                    help="print the table of these saved labels and exit")
-    p.add_argument("--update-readme", action="store_true",
-                   help="with --table: write the table into the README too")
+    p.add_argument("--update-docs", action="store_true",
+                   help="with --table: write the table into docs/guide/first_call.md too")
     args = p.parse_args(argv)
     if args.table:
         text = table(args.table)
         print(text)
-        if args.update_readme:
+        if args.update_docs:
             made = (f"Made by `python -m analysis.first_call --table {' '.join(args.table)} "
-                    "--update-readme`.")
-            replace_section(README, MARKERS, f"{text}\n\n{made}\n")
+                    "--update-docs`.")
+            replace_section(PAGE, MARKERS, f"{text}\n\n{made}\n")
         return 0
     todo = [(m, n) for m, n in functions() if not args.functions or n in args.functions]
     result = {"machine": machine_info(), "source": _describe(args.source),

@@ -3,7 +3,7 @@
 Usage::
 
     python -m analysis.report [--out reports] [--full] [--no-speed]
-                              [--update-readme] [--no-progress]
+                              [--update-docs] [--no-progress]
 
 Runs, on a quick default that takes a few minutes on a 2-core machine:
 
@@ -19,8 +19,8 @@ Runs, on a quick default that takes a few minutes on a 2-core machine:
 
 It writes ``reports/README.md`` (the summary: tables, plots, the date, the
 machine and the commands) beside the files of each part, and prints where.
-``--update-readme`` also rewrites the generated section of the project's
-README (between its ``report:start`` and ``report:end`` markers).
+``--update-docs`` also rewrites the generated section of the site's
+``docs/results/report.md`` (between its ``report:start`` and ``report:end`` markers).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from analysis.common import machine_line, replace_section
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports"
 SWEEP = ROOT / "analysis" / "results" / "sweep_float32_full.json"
-README = ROOT / "README.md"
+#: the docs page whose generated section the report rewrites
+PAGE = ROOT / "docs" / "results" / "report.md"
 #: approximations and generalisations in the quick report (--full: all)
 QUICK_OTHERS = ["gelu_tanh", "gelu_tanh_grad", "gelu_sigmoid", "gelu_as26", "gelu_poly6",
                 "gelu_rat44", "gelu_general", "silu", "x_cauchy", "lalu"]
@@ -144,13 +145,13 @@ def build(out=OUT, full=False, speed=True, progress=True):
     return summary, [out / "README.md"] + paths
 
 
-def update_readme(summary, readme=README, prefix="reports/"):
-    """Replace the README's generated section by ``summary`` (links made
-    relative to the README)."""
+def update_page(summary, page=PAGE, prefix="../../reports/"):
+    """Replace the docs page's generated section by ``summary`` (links made
+    relative to the page)."""
     body = summary.split("\n", 1)[1].lstrip()        # drop the report's title
     body = re.sub(r"\]\((?!http)([^)]+)\)", lambda mm: f"]({prefix}{mm.group(1)})", body)
     body = body.replace("\n## ", "\n### ")
-    replace_section(readme, MARKERS, body)
+    replace_section(page, MARKERS, body)
 
 
 def main(argv=None):
@@ -160,19 +161,19 @@ def main(argv=None):
     p.add_argument("--full", action="store_true",
                    help="every approximation and sizes to 10^8 (slower)")
     p.add_argument("--no-speed", action="store_true", help="skip the speed part")
-    p.add_argument("--update-readme", action="store_true",
-                   help="rewrite the README's generated section from this report")
+    p.add_argument("--update-docs", action="store_true",
+                   help="rewrite the generated section of docs/results/report.md")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = p.parse_args(argv)
-    if args.update_readme and args.out.resolve() != OUT.resolve():
-        p.error("--update-readme links reports/; use it with the default --out")
+    if args.update_docs and args.out.resolve() != OUT.resolve():
+        p.error("--update-docs links reports/; use it with the default --out")
     summary, paths = build(args.out, args.full, not args.no_speed, not args.no_progress)
     print(summary)
     for path in paths:
         print(f"wrote {path}")
-    if args.update_readme:
-        update_readme(summary)
-        print(f"updated {README}")
+    if args.update_docs:
+        update_page(summary)
+        print(f"updated {PAGE}")
     return 0
 
 

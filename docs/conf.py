@@ -34,6 +34,9 @@ nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/README.md"]
+# the lab notes link files of the repository outside the site, and keep the
+# README's heading levels
+suppress_warnings = ["myst.xref_missing", "myst.header"]
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
 html_theme = "alabaster"

@@ -96,11 +96,19 @@ def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None):
     return Function(name, k64, k32, nin, doc, modules, bound, k32_gpu)
 
 
+def describe_bound(bound):
+    """A stated bound as written: ``0.5 + 2**-e`` where it is one, else the
+    number (``1``, ``1.5``)."""
+    excess = bound - 0.5
+    if excess > 0:
+        e = -math.log2(excess)
+        if e == int(e) and e >= 2:
+            return f"0.5 + 2**-{int(e)}"
+    return f"{bound:g}"
+
+
 def _ulps(bound):
-    for e in (4, 13):
-        if bound == 0.5 + 2.0**-e:
-            return f"0.5 + 2**-{e} ulp"
-    return f"{bound:g} ulp"
+    return f"{describe_bound(bound)} ulp"
 
 
 #: the exact functions' bounds (the error analyses of

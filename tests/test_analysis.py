@@ -122,10 +122,10 @@ def test_report_without_speed_and_readme_update(tmp_path, monkeypatch):
     assert "4278190082" in summary                    # the committed exhaustive sweep
     readme = tmp_path / "R.md"
     readme.write_text(f"intro\n{report.MARKERS[0]}\nold\n{report.MARKERS[1]}\nafter\n")
-    report.update_readme(summary, readme)
+    report.update_page(summary, readme)
     text = readme.read_text()
     assert "old" not in text and text.startswith("intro\n") and text.endswith("after\n")
-    assert "](reports/accuracy/accuracy_float32.png)" in text
+    assert "](../../reports/accuracy/accuracy_float32.png)" in text
 
 
 def test_approximation_study_script_runs(tmp_path):

@@ -1,0 +1,40 @@
+"""The Sphinx site builds with warnings as errors, its doctests pass, and
+the README's generated figures are those of the committed results."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.tools
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("builder", ["html", "doctest"])
+def test_the_site_builds_without_warnings(builder, tmp_path):
+    pytest.importorskip("sphinx")
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E",
+                          "-b", builder, "docs", str(tmp_path / builder)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+
+
+def test_readme_headline_is_the_generators_output():
+    from analysis import readme
+    text = (ROOT / "README.md").read_text()
+    start, end = readme.MARKERS
+    section = text.split(start, 1)[1].split(end, 1)[0].strip()
+    assert section == readme.table().strip(), "run: python -m analysis.readme --update"
+
+
+def test_readme_is_short_and_has_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    ci = (ROOT / ".ci" / "run").read_text().replace("pip install -q ", "pip install ")
+    test_command = ("python3 -m venv .venv && .venv/bin/pip install -e '.[test]' "
+                    "&& .venv/bin/python -m pytest -q")
+    assert test_command in text and test_command in ci
+    assert ("python3 -m venv .venv && .venv/bin/pip install -e '.[analysis]' "
+            "&& .venv/bin/python -m analysis.report") in text
