@@ -8,8 +8,10 @@ Every function of :mod:`gelu_numba` has a GPU twin of the same name here:
 :func:`soi_map`.  Each is a ``@cuda.jit`` kernel with a grid-stride loop
 around the device function of :mod:`gelu_numba.gpu.device`, which is
 compiled from the same scalar source as the CPU ufunc, so both targets
-compute the same formulas (results agree to 1 ulp; NVVM may contract a
-product and a sum into an FMA).
+compute the same formulas.  NVVM may contract a plain product and sum into
+an FMA (results agree to 1 ulp); the error-free transformations, whose low
+parts a contraction would lose, use ``add_rn``/``mul_rn``, which it does not
+contract (:mod:`gelu_numba.kernels.primitives`).
 
 One exception, for speed: the float32 kernels of ``gelu``, ``gelu_grad``,
 ``gelu_grad2``, ``gelu_backward``, ``ndtr`` and ``norm_pdf`` compute in

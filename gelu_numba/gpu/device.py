@@ -47,9 +47,10 @@ from gelu_numba import catalog
 from gelu_numba.targets.cuda import device_function
 
 _PRECISION = """
-    Scalar arguments.  All float32 runs the float32 algorithm and returns
-    the float64 value whose rounding to float32 is the result; anything else
-    runs the float64 one.  See :mod:`gelu_numba.gpu.device`.
+    Scalar arguments.  All float32 runs the float32 algorithm: for the six
+    normal-family functions it returns float32 (float32 arithmetic), for
+    the others the float64 value whose rounding to float32 is the result;
+    anything else runs the float64 one.  See :mod:`gelu_numba.gpu.device`.
 """
 
 FUNCTIONS = {

@@ -65,7 +65,7 @@ single final rounding: at most 0.5 + 2**-4 ulp, below 1 ulp everywhere; a
 subnormal result is scaled once from the double-double
 (:func:`mul_tail_or_complement`, :func:`scaled_mul`), so it too is rounded
 once.  Measured (the mpmath table, the repository's ``python -m
-analysis.accuracy``): see :mod:`gelu_numba.measured` and the README; the
+analysis.accuracy``): see :mod:`gelu_numba.measured` and the site's results pages; the
 fused backward is checked at many dy next to x0 (the repository's
 ``tests/test_backward_x0.py``).  These kernels serve the float64 loops;
 float32 loops use the cheaper :mod:`gelu_numba.kernels.normal32`, and

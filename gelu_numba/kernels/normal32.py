@@ -39,7 +39,7 @@ therefore ``exact * (1 + d)`` with ``|d| < 2**-31.9``, which after rounding
 to float32 is at most ``0.5 + 2**-7.9`` ulp (subnormal float32 results
 included: the absolute error is far below their spacing).  ``GELU'`` keeps
 its zero as the factor ``a - z0`` with z0 in double-double, so the bound
-holds next to x0 too.  The exhaustive float32 sweep (README; the repository's
+holds next to x0 too.  The exhaustive float32 sweep (the site's results pages; the repository's
 ``analysis/results/sweep_float32_full.json``) measures the actual maximum
 and the share of correctly rounded results.
 

@@ -51,7 +51,7 @@ from numba.extending import intrinsic, overload
 #: LLVM and the element loops vectorise through it.  (Numba's own
 #: ``inline="always"`` inlines at the IR level instead, deep-copying the
 #: callee's IR at every call site: most of a cold first call's time, see
-#: the README's first-call table.)  ``error_model="numpy"``: a helper is
+#: the first-call table of docs/guide/first_call.md.)  ``error_model="numpy"``: a helper is
 #: compiled once, whoever calls it first, and a float division must not
 #: grow the ZeroDivisionError branch that would keep the loops scalar.
 JIT_OPTIONS = MappingProxyType({"forceinline": True, "error_model": "numpy"})

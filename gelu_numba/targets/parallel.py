@@ -11,7 +11,7 @@ Threads: Numba's threading layer, whichever Numba selects (``tbb``, then
 ``omp``, then ``workqueue``, or ``NUMBA_THREADING_LAYER``); importing this
 module does not choose one.  With ``tbb`` and ``omp``, calls from several
 Python threads at once are safe; ``workqueue`` does not support them
-(Numba aborts the process), see the README.
+(Numba aborts the process), see docs/guide/functions.md.
 
 Floating-point flags: NumPy reads the calling thread's flags after the loop;
 on x86-64 each block's SSE status flags (MXCSR) are collected and raised on
@@ -36,7 +36,7 @@ from gelu_numba.targets.stamp import STAMP
 #: of work: the float64 kernels take about ten times longer per element)
 BLOCK = {"f": 16384, "d": 4096}
 #: unit-stride runs from this many elements (four blocks) go parallel: below
-#: it, a thread launch costs more than it saves (measured in the README with
+#: it, a thread launch costs more than it saves (measured in docs/guide/functions.md with
 #: ``python -m benchmarks.targets`` in the gelu-numba repository)
 THRESHOLD = {char: 4 * block for char, block in BLOCK.items()}
 

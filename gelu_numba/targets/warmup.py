@@ -1,6 +1,6 @@
 """Compile every loop into Numba's on-disk cache ahead of use.
 
-A loop is compiled on the first call for its dtype (the README's
+A loop is compiled on the first call for its dtype (the docs' first-call page's
 first-call table has the times) and loaded from Numba's cache in every
 later process.  :func:`warmup` does the compiling up front, for container
 images, CI and benchmarks:
