@@ -162,8 +162,13 @@ def gpu32_function(name: str):
     if fn.k32_gpu is None:
         raise ValueError(f"{name} has no GPU float32 kernel of its own")
     return emulated.ufunc(f"gpu32_{name}", fn.k32_gpu, fn.nin, __name__,
-                          f"The GPU's float32 {name} kernel, on the CPU.",
+                          f"The GPU's float32 {name} kernel, on the CPU.", _by_ufunc_name,
                           accepted="float32 (the GPU's float32 kernel)")
+
+
+def _by_ufunc_name(ufunc_name: str):
+    # (pickling: the ufunc gpu32_<name> again)
+    return gpu32_function(ufunc_name.removeprefix("gpu32_"))
 
 
 def function_for(name: str, self_test: bool, kernels: str = "cpu"):

@@ -37,4 +37,4 @@ from gelu_numba.targets import publish as _publish
 __version__ = "0.1.0"
 
 __getattr__, __dir__, __all__ = _publish.module(__name__, extra={"soi_map": "gelu_numba.soi",
-                                                       "warmup": "gelu_numba.targets.warmup"})
+                                                       "warmup": "gelu_numba._warmup"})

@@ -1,8 +1,8 @@
-"""``python -m gelu_numba warmup [...]``: see :mod:`gelu_numba.targets.warmup`."""
+"""``python -m gelu_numba warmup [...]``: see :mod:`gelu_numba._warmup`."""
 
 import sys
 
-from gelu_numba.targets import warmup
+from gelu_numba import _warmup as warmup
 
 _COMMANDS = {"warmup": warmup.main}
 

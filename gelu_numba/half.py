@@ -58,7 +58,7 @@ def _build(name):
                                   "to them: view bfloat16 data as uint16 instead)")
     from gelu_numba.kernels.half32 import gelu_half32 as kernel
     from gelu_numba.targets import emulated
-    return emulated.ufunc(name, kernel, 1, __name__, _DOC,
+    return emulated.ufunc(name, kernel, 1, __name__, _DOC, __getattr__,
                           accepted="float32 (float16, bool and 8/16-bit integers are cast "
                                    "to it; for float64 use gelu_numba.gelu)")
 

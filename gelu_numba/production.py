@@ -133,7 +133,7 @@ def ufunc(name):
     kernel = rec.grad_kernel if grad else rec.kernel
     if kernel is None:
         raise KeyError(name)
-    u = _UFUNCS[name] = emulated.ufunc(name, kernel, 1, __name__, _doc(rec, grad))
+    u = _UFUNCS[name] = emulated.ufunc(name, kernel, 1, __name__, _doc(rec, grad), ufunc)
     return u
 
 

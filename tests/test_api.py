@@ -224,7 +224,7 @@ def test_warmup_compiles_the_named_loops_and_refuses_unknown_names():
 def test_warmup_tasks_cover_every_public_function():
     import gelu_numba.approximations as approx
     from gelu_numba import production
-    from gelu_numba.targets.warmup import tasks
+    from gelu_numba._warmup import tasks
     labels = [label for label, _ in tasks()]
     names = {label.split()[1] for label in labels}
     public = ({n for n in g.__all__ if n != "warmup"}

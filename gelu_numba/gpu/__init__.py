@@ -85,7 +85,7 @@ except AttributeError as _exc:
 from gelu_numba import catalog  # noqa: E402
 from gelu_numba.gpu import device  # noqa: E402
 from gelu_numba.gpu.soi import soi_map  # noqa: E402
-from gelu_numba.targets.cuda import GpuFunction  # noqa: E402
+from gelu_numba.targets import cuda as _cuda  # noqa: E402
 
 _ARRAYS = """
     Inputs: device arrays (numba's, or any ``__cuda_array_interface__``
@@ -97,11 +97,14 @@ _ARRAYS = """
     normal-CDF family: float32 arithmetic, 0.875 ulp (:mod:`gelu_numba.gpu`).
 """
 
-FUNCTIONS = {
-    fn.name: GpuFunction(fn.name, device.FUNCTIONS[fn.name], fn.nin,
-                         f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=0)  (GPU)\n"
-                         f"{fn.doc}\n{_ARRAYS}")
-    for fn in catalog.published(catalog.GPU)}
+def _documented(fn):
+    f = _cuda.gpu_function(fn.name)
+    f.__doc__ = (f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=0)  (GPU)\n"
+                 f"{fn.doc}\n{_ARRAYS}")
+    return f
+
+
+FUNCTIONS = {fn.name: _documented(fn) for fn in catalog.published(catalog.GPU)}
 globals().update(FUNCTIONS)
 
 __all__ = sorted(FUNCTIONS) + ["device", "soi_map"]

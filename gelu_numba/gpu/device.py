@@ -44,7 +44,7 @@ The gelu-numba repository's ``tests/test_gpu.py`` runs this example.
 """
 
 from gelu_numba import catalog
-from gelu_numba.targets.cuda import device_function
+from gelu_numba.targets import cuda as _cuda
 
 _PRECISION = """
     Scalar arguments.  All float32 runs the float32 algorithm: for the six
@@ -53,10 +53,14 @@ _PRECISION = """
     anything else runs the float64 one.  See :mod:`gelu_numba.gpu.device`.
 """
 
-FUNCTIONS = {
-    fn.name: device_function(fn, f"{fn.name}({', '.join(fn.params)})  (CUDA device function)\n"
-                                 f"{fn.doc}\n{_PRECISION}")
-    for fn in catalog.published(catalog.GPU)}
+def _documented(fn):
+    dev = _cuda.device(fn.name)
+    dev.__doc__ = (f"{fn.name}({', '.join(fn.params)})  (CUDA device function)\n"
+                   f"{fn.doc}\n{_PRECISION}")
+    return dev
+
+
+FUNCTIONS = {fn.name: _documented(fn) for fn in catalog.published(catalog.GPU)}
 globals().update(FUNCTIONS)
 
 __all__ = sorted(FUNCTIONS)

@@ -56,6 +56,7 @@ Fast launches
     the PTX, the ABI the packing assumes.
 """
 
+import functools
 import math
 import warnings
 import weakref
@@ -70,6 +71,7 @@ try:  # numba-cuda's own warning class (numba-cuda >= 0.2x)
 except ImportError:  # pragma: no cover
     from numba.core.errors import NumbaPerformanceWarning
 
+from gelu_numba import catalog
 from gelu_numba.targets import dtypes
 
 #: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
@@ -678,3 +680,20 @@ class FastLaunch:
         self(pointers, probe.size, 0)
         function._call((x,) * function.nin, slow, 0)
         return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()
+
+
+# ------------------------------------------------------------- registries
+
+@functools.cache
+def device(name):
+    """The device function of catalog function ``name``, built once (the
+    object :mod:`gelu_numba.gpu.device` publishes, with its documentation)."""
+    return device_function(catalog.lookup(name))
+
+
+@functools.cache
+def gpu_function(name):
+    """The :class:`GpuFunction` of catalog function ``name``, built once (the
+    object :mod:`gelu_numba.gpu` publishes, with its documentation)."""
+    fn = catalog.lookup(name)
+    return GpuFunction(name, device(name), fn.nin, None)

@@ -7,10 +7,9 @@ from numba import cuda
 import numpy as np
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
-from gelu_numba.gpu import device
 from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
 from gelu_numba.targets.cuda import (
-    CAST, generate, launch, launch_config, loop_fields, operands, prepare_inputs,
+    CAST, device, generate, launch, launch_config, loop_fields, operands, prepare_inputs,
     prepare_out,
 )
 
@@ -57,7 +56,7 @@ def launch_soi(x, s, out, stream):
         kernel = _kernels.get((loop, layout))
         if kernel is None:
             kernel = generate(_SOI, {
-                "cast": CAST[loop], "ndtr": device.ndtr,
+                "cast": CAST[loop], "ndtr": device("ndtr"),
                 "keep_or_zero": keep_or_zero,
                 "uniform": xoroshiro128p_uniform_float64},
                 **loop_fields(layout, 1, 12))

@@ -39,8 +39,12 @@ class Ufunc(cpu.Ufunc):
         return TypeError(f"{self.__name__}() does not support inputs of dtype {shown}; "
                          f"accepted: {self.accepted}")
 
+    #: ``(function, args)`` that finds this object again on unpickling: set
+    #: by the public module that owns it (:func:`ufunc`'s ``reducer``)
+    _reduce = None
+
     def __reduce__(self):
-        return (_public, (self.__name__,))
+        return self._reduce
 
 
 def raw(name, kernel, nin):
@@ -56,28 +60,19 @@ def raw(name, kernel, nin):
                 return cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
 
             u = numpy_api.LazyLoops(name, nin, [(np.float32, build)]).ufunc
-            u.__module__ = __name__  # pickles as gelu_numba.targets.emulated.<name>
+            # pickles as gelu_numba._emulated_raw.<name>: the public layer,
+            # which knows the kernels behind the names
+            u.__module__ = "gelu_numba._emulated_raw"
             _BUILT[name] = u
         return u
 
 
-def ufunc(name, kernel, nin, module, doc, accepted=ACCEPTED):
+def ufunc(name, kernel, nin, module, doc, reducer, accepted=ACCEPTED):
     """The public :class:`Ufunc` of ``kernel``, documented by ``doc``;
-    ``accepted`` is what its TypeError names."""
+    ``accepted`` is what its TypeError names; ``reducer(name)``, a function
+    of the public module ``module``, returns it again (pickling by
+    reference)."""
     u = Ufunc(raw(name, kernel, nin), name, module, doc)
     u.accepted = accepted
+    u._reduce = (reducer, (name,))
     return u
-
-
-def _public(name):
-    # the float32-only ufuncs: gelu_numba.half's, else the production emulations
-    from gelu_numba import half, production
-    return getattr(half, name) if name in half.__all__ else production.ufunc(name)
-
-
-def __getattr__(name):
-    # unpickling a raw ufunc (Dask ships them to its workers)
-    try:
-        return _public(name).ufunc
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

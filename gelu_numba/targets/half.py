@@ -113,5 +113,5 @@ def bfloat16_ufunc(public):
     nin = catalog.lookup(name).nin
     lazy = numpy_api.LazyLoops(public, nin, [
         (np.dtype(np.uint16), functools.partial(loop, name, "bfloat16", nin))])
-    lazy.ufunc.__module__ = "gelu_numba.half"
+    lazy.ufunc.__module__ = "gelu_numba._emulated_raw"  # (pickled by reference)
     return lazy.ufunc

@@ -42,13 +42,13 @@ Kernels
 """
 
 import functools
-import importlib
 import warnings
 
 import numpy as np
 import torch
 
-from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.catalog import APPROX_ERRORS
+from gelu_numba.targets import numpy_api
 from gelu_numba.tables.approximations import (
     AS26_A_HI, AS26_Q, FITS_BY_NAME, SIGMOID_BETA, TANH_C2, TANH_K,
 )
@@ -68,7 +68,7 @@ DEVICES = ("cpu", "cuda")
 SHAPE_ONLY = ("meta",)
 
 #: every value of ``approximate``: the exact GELU, then the registry
-APPROXIMATE = ("none", *APPROXIMATIONS)
+APPROXIMATE = ("none", *APPROX_ERRORS)
 
 ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
 ACCEPTED_DEVICES = "CPU or CUDA (and meta, shapes only)"
@@ -109,8 +109,9 @@ def check_tensor(name, t):
 
 @functools.cache
 def _ufunc(name):
-    module = "gelu_numba" if name in _EXACT else "gelu_numba.approximations"
-    return getattr(importlib.import_module(module), name)
+    from gelu_numba import catalog
+    from gelu_numba.targets import cpu
+    return cpu.REGISTRY.get(catalog.lookup(name))
 
 
 def _numpy(t):
@@ -119,8 +120,16 @@ def _numpy(t):
     return t.detach().numpy()
 
 
+def _checked(ufunc, *args, **kwargs):
+    """A raw ufunc call, then the error of a loop that failed to compile
+    (its outputs were NaN: :mod:`gelu_numba.targets.numpy_api`)."""
+    ufunc(*args, **kwargs)
+    if numpy_api.FAILED:
+        numpy_api.raise_failure()
+
+
 def _run_cpu(name, args, out):
-    _ufunc(name)(*map(_numpy, args), out=_numpy(out))
+    _checked(_ufunc(name), *map(_numpy, args), out=_numpy(out))
 
 
 def _stream(device):
@@ -142,10 +151,10 @@ def _cuda_launcher(name, loop, index):
     (built, and checked against numba-cuda's launch, once), or None."""
     from numba import cuda
 
-    from gelu_numba import gpu
+    from gelu_numba.targets.cuda import gpu_function
 
     with cuda.gpus[index]:
-        return getattr(gpu, name).fast_launcher(loop)
+        return gpu_function(name).fast_launcher(loop)
 
 
 def _run_cuda(name, args, out):
@@ -168,10 +177,10 @@ def _run_cuda(name, args, out):
             return
     from numba import cuda
 
-    from gelu_numba import gpu
+    from gelu_numba.targets.cuda import gpu_function
 
     with cuda.gpus[out.device.index]:
-        getattr(gpu, name)(*(a.detach() for a in args), out=out.detach(),
+        gpu_function(name)(*(a.detach() for a in args), out=out.detach(),
                            stream=_stream(out.device))
 
 
@@ -191,8 +200,8 @@ def _run_cpu_half(name, args, out):
     if out.dtype == torch.float16:
         _run_cpu(name, args, out)
     else:
-        getattr(importlib.import_module("gelu_numba.half"), f"{name}_bfloat16")(
-            *map(_bits, args), out=_bits(out))
+        from gelu_numba.targets.half import bfloat16_ufunc
+        _checked(bfloat16_ufunc(f"{name}_bfloat16"), *map(_bits, args), out=_bits(out))
 
 
 def _apply(name, args, out, scale=None):
@@ -363,7 +372,7 @@ _COMPOSITE = {
     "as26": _as26,
     **{name: _t_form(fit) for name, fit in FITS_BY_NAME.items()},
 }
-assert set(_COMPOSITE) == set(APPROXIMATIONS), "an approximation without a torch formula"
+assert set(_COMPOSITE) == set(APPROX_ERRORS), "an approximation without a torch formula"
 
 
 def _finite(x, derivative):

@@ -85,6 +85,8 @@ aarch64, whose injector is a different file), so the tanh entry is checked
 against the source only.
 """
 
+import functools
+
 import numpy as np
 
 from gelu_numba.kernels.primitives import inline, fma32, float32_bits, float32_from_bits
@@ -364,6 +366,23 @@ def gelu_tanh_grad_avx512(x):
     return fma32(q, r, q) * HALF
 
 
+@functools.cache
+def _evaluate(name):
+    """The forward kernel of entry ``name`` over a 1-D float32 array (the
+    production ufunc's loop, compiled here: this layer builds no ufunc)."""
+    from numba import njit
+    kernel = {"onednn_gelu_erf_avx512": gelu_erf_avx512,
+              "onednn_gelu_erf_avx2": gelu_erf_avx2}[name]
+
+    @njit(error_model="numpy")
+    def run(x):
+        out = np.empty_like(x)
+        for i in range(x.size):
+            out[i] = kernel(x[i])
+        return out
+    return run
+
+
 def half(x, fmt, flush_bf16=True, name="onednn_gelu_erf_avx512"):
     """float32 (the entry ``name``) rounded once to ``fmt``; on CPUs with
     AVX512-BF16 (the default, ``flush_bf16``) oneDNN's bfloat16 path converts
@@ -371,9 +390,9 @@ def half(x, fmt, flush_bf16=True, name="onednn_gelu_erf_avx512"):
     CPUs without it convert in software and keep them (measured against
     torch 2.13.0 on both kinds of Xeon)."""
     from gelu_numba.kernels.emulated.formats import to_format
-    from gelu_numba.production import ufunc
+    x = np.asarray(x, dtype=np.float32)
     with np.errstate(all="ignore"):
-        y = ufunc(name)(x)
+        y = _evaluate(name)(np.ascontiguousarray(x).ravel()).reshape(x.shape)
     if fmt == "bfloat16" and flush_bf16:
         y = np.where(np.abs(y) < np.float32(2.0**-126), np.copysign(_f(0), y), y)
     return to_format(y, fmt)
