@@ -43,7 +43,7 @@ from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
-from numba.core.registry import CPUDispatcher
+from gelu_numba.internals.numba_core import CPUDispatcher
 from numba.extending import intrinsic, overload
 
 #: How every kernel and helper is compiled.  ``forceinline``: LLVM's

@@ -39,12 +39,11 @@ import threading
 import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
-from numba.core.registry import cpu_target
 from numba.core.errors import NumbaNotImplementedError, TypingError
 from numba.extending import intrinsic, overload
-from numba.np import numpy_support
 
 from gelu_numba import catalog
+from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes, half, numpy_api
 from gelu_numba.targets.stamp import STAMP
@@ -399,7 +398,7 @@ def _njit_impl(fn, argtys):
     for t in argtys:
         scalar = t.dtype if isinstance(t, types.Array) else t
         try:
-            found.append(numpy_support.as_dtype(scalar))
+            found.append(numba_core.as_dtype(scalar))
         except NumbaNotImplementedError:
             raise TypingError(str(dtypes.unsupported(fn.name, [np.dtype(object)]))) from None
     char = dtypes.loop_char(*found)
@@ -440,4 +439,4 @@ def _register_njit(wrapper, fn):
     overload(wrapper, inline="always")(scope["typing"])
     # the name may be first looked up while Numba types a caller (a module
     # __getattr__ runs then): load the new declaration into the context now
-    cpu_target.typing_context.refresh()
+    numba_core.refresh_typing()

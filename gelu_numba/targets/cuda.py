@@ -72,6 +72,7 @@ except ImportError:  # pragma: no cover
     from numba.core.errors import NumbaPerformanceWarning
 
 from gelu_numba import catalog
+from gelu_numba.internals import numba_cuda
 from gelu_numba.targets import dtypes
 
 #: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
@@ -592,11 +593,7 @@ def pack_arguments(pointers, n, itemsize):
 
 
 def _current_device_id():
-    return _devices.get_context().device.id
-
-
-if FAST_LAUNCH:  # (the simulator has no driver module)
-    from numba.cuda.cudadrv import devices as _devices
+    return numba_cuda.current_device_id()
 
 
 class FastLaunch:
@@ -614,19 +611,18 @@ class FastLaunch:
 
     def __init__(self, dispatcher, nin, loop):
         from cuda.core import LaunchConfig, Stream, launch as core_launch
-        from numba.cuda.cudadrv import driver
 
         dtype = types.float32 if loop == "f" else types.float64
         compiled = dispatcher.compile((types.Array(dtype, 1, "C"),) * (nin + 1))
-        self._kernel = compiled._codelibrary.get_cufunc().kernel
+        self._kernel = numba_cuda.kernel_handle(compiled)
         self._itemsize = np.dtype(_FLOAT[loop]).itemsize
         self._threads = THREADS_PER_BLOCK
         self._max_blocks = _sm_count() * BLOCKS_PER_SM  # (of this device)
         self._launch = core_launch
         self._config = LaunchConfig
         self._configs = {}
-        self._to_core_stream = driver._to_core_stream
-        self._default_stream = driver._to_core_stream(0)
+        self._to_core_stream = numba_cuda.core_stream
+        self._default_stream = numba_cuda.core_stream(0)
         self._streams = weakref.WeakKeyDictionary()
         self._from_handle = Stream.from_handle
         self._handles = {}

@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 from numba import cfunc
-from numba.core.dispatcher import Dispatcher
+from gelu_numba.internals.numba_core import Dispatcher
 
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import cpu, numpy_api

@@ -30,20 +30,7 @@ import warnings
 
 import numpy as np
 
-try:  # NumPy 2
-    from numpy._core import _multiarray_umath as _umath
-except ImportError:  # pragma: no cover - NumPy 1.x
-    from numpy.core import _multiarray_umath as _umath
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-_API = ctypes.cast(_get_pointer(_umath._UFUNC_API, None),
-                   ctypes.POINTER(ctypes.c_void_p))
-if _API[0] != id(np.ufunc):  # entry 0 is &PyUFunc_Type
-    raise ImportError("gelu_numba: NumPy's _UFUNC_API table is not laid out "
-                      "as expected; this NumPy version is not supported")
+from gelu_numba.internals.numpy_ufunc import API as _API
 
 # PyObject *PyUFunc_FromFuncAndData(PyUFuncGenericFunction *func, void **data,
 #     char *types, int ntypes, int nin, int nout, int identity,

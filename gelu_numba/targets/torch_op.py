@@ -48,6 +48,7 @@ import numpy as np
 import torch
 
 from gelu_numba.catalog import APPROX_ERRORS
+from gelu_numba.internals import torch_dispatch
 from gelu_numba.targets import numpy_api
 from gelu_numba.tables.approximations import (
     AS26_A_HI, AS26_Q, FITS_BY_NAME, SIGMOID_BETA, TANH_C2, TANH_K,
@@ -452,10 +453,7 @@ def _one_forward_level():
     jvp rule with the outer forward levels off: through three nested jvps
     the derivative came out exactly zero, silently.  Forward over reverse
     (``hessian``) and reverse over anything are not affected."""
-    from torch._C._functorch import TransformType
-    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
-    jvps = sum(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters())
-    if jvps > 1:
+    if torch_dispatch.jvp_levels() > 1:
         raise RuntimeError(
             "gelu_numba.torch: forward mode over forward mode (nested jvp, jacfwd of "
             "jacfwd) is not supported; take the higher derivatives in reverse mode "
@@ -543,14 +541,11 @@ class Derivative(torch.autograd.Function):
 # functions run torch.func through Gelu and Derivative above).
 
 def _below_autograd(op, keyset, *args):
-    with torch._C._AutoDispatchBelowAutograd():
-        return op._opoverload.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+    return torch_dispatch.redispatch_below_autograd(op._opoverload, keyset, *args)
 
 
 def _no_functorch_jvp(name):
-    from torch._C._functorch import TransformType
-    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
-    if any(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters()):
+    if torch_dispatch.jvp_levels():
         raise RuntimeError(
             f"{name}: torch.func.jvp/jacfwd/hessian of the operator itself is not "
             "supported (PyTorch 2.13 custom ops have no forward-mode rule under "
@@ -646,13 +641,13 @@ def eager(*tensors):
     ``is_grads_batched``).  Only cheap tests: it runs on every eager call
     (the slower ONNX-export test is left to :func:`apply_gelu`)."""
     return (not torch.compiler.is_compiling()
-            and not torch._C._are_functorch_transforms_active()
-            and not torch._C._get_tracing_state()
+            and not torch_dispatch.functorch_active()
+            and not torch_dispatch.tracing()
             and all(type(t) is torch.Tensor and not t.is_meta and not _legacy_batched(t)
                     for t in tensors))
 
 
-_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
+_legacy_batched = torch_dispatch.is_legacy_batched
 
 
 def apply_gelu(x, approximate):

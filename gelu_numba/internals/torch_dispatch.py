@@ -1,0 +1,58 @@
+"""PyTorch's functorch, tracing and dispatch-key state: the paths of
+:mod:`gelu_numba.targets.torch_op` (PyTorch 2.13).
+
+* ``torch._C._are_functorch_transforms_active()`` and
+  ``torch._C._get_tracing_state()``: the eager path (kernels called without
+  the dispatcher, ~20 µs cheaper a call) only where no transform or trace
+  is under way.  If they change: always the dispatcher path (slower, same
+  results).
+* ``torch._C._functorch.is_legacy_batchedtensor``: autograd's own vmap
+  (``is_grads_batched``) hands batched tensors that the eager kernels
+  cannot read.  If it changes: the same fallback.
+* ``torch._functorch.pyfunctorch.retrieve_all_functorch_interpreters`` and
+  ``torch._C._functorch.TransformType``: how many forward-mode levels are
+  active (forward over forward gives zeros silently in PyTorch 2.13, so it
+  is refused), and whether a ``torch.func`` jvp reaches the bare operator.
+* ``torch._C._AutoDispatchBelowAutograd`` and ``torch._C._after_autograd_keyset``:
+  the operators' own Autograd kernels redispatch below Autograd, as
+  ``torch.library.custom_op``'s generated kernel does (which has no jvp).
+  If they change: ``register_autograd`` (backward only) and forward mode
+  through the public functions alone.
+"""
+
+import torch
+
+
+def functorch_active():
+    return torch._C._are_functorch_transforms_active()
+
+
+def tracing():
+    return bool(torch._C._get_tracing_state())
+
+
+is_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
+
+
+def jvp_levels():
+    """The number of active ``torch.func`` forward-mode (jvp) levels."""
+    from torch._C._functorch import TransformType
+    from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
+    return sum(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters())
+
+
+def redispatch_below_autograd(opoverload, keyset, *args):
+    """``opoverload(*args)`` with the Autograd keys of ``keyset`` removed."""
+    with torch._C._AutoDispatchBelowAutograd():
+        return opoverload.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+
+
+def probe():
+    """Raise ``ImportError`` naming what moved, if anything did."""
+    names = ["_are_functorch_transforms_active", "_get_tracing_state",
+             "_AutoDispatchBelowAutograd", "_after_autograd_keyset"]
+    missing = [n for n in names if not hasattr(torch._C, n)]
+    if missing:
+        raise ImportError(f"gelu_numba.torch: torch {torch.__version__} has no "
+                          f"torch._C.{', torch._C.'.join(missing)}")
+    jvp_levels()
