@@ -24,9 +24,9 @@ elements). Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
 literal: no SASS instruction takes a 64-bit immediate, so each float64
 constant costs two of them, and inside the loop wherever ptxas does not
 keep it in a register. Three versions per function where they exist: the
-GPU's float32 kernel (:mod:`gelu_numba.kernels.normal_f32`), the float32
+GPU's float32 kernel (:mod:`gelu_numba.kernels.normal32_gpu_f32`), the float32
 kernel in float64 arithmetic that it replaced on the GPU (the CPU's,
-:mod:`gelu_numba.kernels.normal32`), and the float64 kernel.
+:mod:`gelu_numba.kernels.normal32_cpu_f64`), and the float64 kernel.
 
 Reading the counts
 ------------------

@@ -148,7 +148,7 @@ class _RoundedReference:
 
 #: what a sweep judges: the CPU ufuncs, or the GPU's float32 kernels
 #: compiled for the CPU (the same IEEE operations in the same order, so the
-#: same bits: see gelu_numba.kernels.normal_f32)
+#: same bits: see gelu_numba.kernels.normal32_gpu_f32)
 KERNELS = ("cpu", "gpu32")
 
 

@@ -14,7 +14,7 @@ One CUDA kernel per function walks the bit patterns ``k * stride`` of a
 chunk (grid-stride, ``k`` from the chunk's first to its last), evaluates the
 float32 device function (``gelu_numba.gpu.device.<name>`` on float32
 arguments: for the normal-CDF family the float32-arithmetic kernels of
-:mod:`gelu_numba.kernels.normal_f32`) and, as the reference, the float64
+:mod:`gelu_numba.kernels.normal32_gpu_f32`) and, as the reference, the float64
 device function on the same input widened to float64 (below 1 ulp of
 float64, about 1e-16 relative: ``tests/test_gpu.py`` holds it to the CPU's
 float64 ufuncs, which ``tests/test_accuracy.py`` holds to mpmath), and

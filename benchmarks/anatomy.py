@@ -27,16 +27,16 @@ from numba import types
 
 from benchmarks import isa
 from benchmarks.targets import race
-from gelu_numba.kernels import normal, normal32, normal_f32
+from gelu_numba.kernels import normal, normal32_cpu_f64, normal32_gpu_f32
 from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
-from gelu_numba.tables.normal_cdf32 import A32, R32_P, R32_Q
+from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
 from gelu_numba.targets.cpu import serial_loop
 
 
 # float32 kernel (float64 arithmetic) and its pieces
 def f32_exp(x):
-    return normal32.exp_neg_half_sq_plain(clamp_abs(np.float64(x), A32, 0.0))
+    return normal32_cpu_f64.exp_neg_half_sq_plain(clamp_abs(np.float64(x), A32, 0.0))
 
 
 def f32_rational(x):
@@ -48,7 +48,7 @@ def f32_gelu_no_division(x):
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     a = clamp_abs(xs, A32, 0.0)
-    q = normal32.exp_neg_half_sq_plain(a) * (horner(a, R32_P) * horner(a, R32_Q))
+    q = normal32_cpu_f64.exp_neg_half_sq_plain(a) * (horner(a, R32_P) * horner(a, R32_Q))
     r = (xs if xs > -A32 else -0.0) * (q if xs < 0.0 else 1.0 - q)
     return r if xd == xd else xd
 
@@ -82,14 +82,14 @@ NARROW = "gelu, vector width left to LLVM's tuning"
 
 VARIANTS = {
     "float32": {
-        "gelu (the ufunc's kernel)": normal32.gelu,
+        "gelu (the ufunc's kernel)": normal32_cpu_f64.gelu,
         "exp(-a^2/2) alone": f32_exp,
         "R rational alone": f32_rational,
         "gelu, division made a product (timing only)": f32_gelu_no_division,
-        NARROW: normal32.gelu,
+        NARROW: normal32_cpu_f64.gelu,
         # the GPU's float32 kernel (float32 arithmetic: twice the lanes;
         # bound 0.875 ulp against the CPU kernel's 0.5 + 2**-7)
-        "gelu in float32 arithmetic (kernels.normal_f32, the GPU's)": normal_f32.gelu,
+        "gelu in float32 arithmetic (kernels.normal32_gpu_f32, the GPU's)": normal32_gpu_f32.gelu,
     },
     "float64": {
         "gelu (the ufunc's kernel)": normal.gelu,

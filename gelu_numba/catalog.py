@@ -20,7 +20,7 @@ from collections import namedtuple
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gelu_numba.kernels import erf_as, family, fitted, logistic, normal, normal32, normal_f32
+from gelu_numba.kernels import erf_as, family, fitted, logistic, normal, normal32_cpu_f64, normal32_gpu_f32
 from gelu_numba.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
 
@@ -55,7 +55,7 @@ class Function:
         holds the measured maxima to it.
     k32_gpu : function or None
         The GPU's float32 kernel where it is not ``k32``: float32 arithmetic
-        (:mod:`gelu_numba.kernels.normal_f32`) instead of the CPU's float64,
+        (:mod:`gelu_numba.kernels.normal32_gpu_f32`) instead of the CPU's float64,
         which most GPUs run at 1/32 to 1/64 of their float32 rate.
     """
 
@@ -112,12 +112,12 @@ def _ulps(bound):
 
 
 #: the exact functions' bounds (the error analyses of
-#: gelu_numba.kernels.normal32 and gelu_numba.kernels.normal)
+#: gelu_numba.kernels.normal32_cpu_f64 and gelu_numba.kernels.normal)
 _EXACT_BOUND = (0.5 + 2**-7, 0.5 + 2**-4)
 
 _EXACT = ("float64 in double-double arithmetic (:mod:`gelu_numba.kernels.normal`), "
           "float32 in float64 arithmetic with rational approximations "
-          "(:mod:`gelu_numba.kernels.normal32`), including subnormal results and "
+          "(:mod:`gelu_numba.kernels.normal32_cpu_f64`), including subnormal results and "
           "the whole underflowing tail; float32 checked on all 2**32 inputs "
           "(``python -m analysis.sweep_float32`` in the gelu-numba repository).")
 
@@ -129,47 +129,47 @@ _EXACT_MODULES = (TOP, PARALLEL, GPU)
 
 def _exact():
     return [
-        _function("gelu", normal.gelu, normal32.gelu, 1, """
+        _function("gelu", normal.gelu, normal32_cpu_f64.gelu, 1, """
     Exact GELU: ``x * Phi(x)``, Phi the standard normal CDF
     (Hendrycks & Gimpel's GELU with mu = 0, sigma = 1).
 
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
     x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.gelu),
-        _function("gelu_grad", normal.gelu_grad, normal32.gelu_grad, 1, """
+                  normal32_gpu_f32.gelu),
+        _function("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
     exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.gelu_grad),
-        _function("gelu_grad2", normal.gelu_grad2, normal32.gelu_grad2, 1, """
+                  normal32_gpu_f32.gelu_grad),
+        _function("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
     Domain: all real x; ``gelu_grad2(+-inf) = -0.0``, NaN propagates.  The
     factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.gelu_grad2),
-        _function("gelu_backward", normal.gelu_backward, normal32.gelu_backward, 2, """
+                  normal32_gpu_f32.gelu_grad2),
+        _function("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
 
     Domain: all real dy and x; IEEE rules for infinities
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
     ``gelu_grad(x)`` alone would underflow.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.gelu_backward),
-        _function("ndtr", normal.ndtr, normal32.ndtr, 1, """
+                  normal32_gpu_f32.gelu_backward),
+        _function("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
     x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.ndtr),
-        _function("norm_pdf", normal.norm_pdf, normal32.norm_pdf, 1, """
+                  normal32_gpu_f32.ndtr),
+        _function("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
     Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal_f32.norm_pdf),
+                  normal32_gpu_f32.norm_pdf),
     ]
 
 

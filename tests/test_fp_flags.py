@@ -32,7 +32,7 @@ import gelu_numba.parallel as gp
 from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.tables.approximations import FITS_BY_NAME
 from gelu_numba.tables.normal_cdf import A_MAX, C_T
-from gelu_numba.tables.normal_cdf32 import A32
+from gelu_numba.tables.normal_cdf32_cpu_f64 import A32
 
 pytestmark = pytest.mark.unit
 

@@ -131,7 +131,7 @@ def test_matches_cpu(name, dtype):
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
                                   "norm_pdf"])
 def test_float32_is_the_float32_arithmetic_kernel(name):
-    # float32 on the GPU runs gelu_numba.kernels.normal_f32 (float32
+    # float32 on the GPU runs gelu_numba.kernels.normal32_gpu_f32 (float32
     # arithmetic): the same bits as that kernel compiled for the CPU, which
     # the exhaustive sweep (analysis.sweep_float32 --kernels gpu32) judged
     from analysis.sweep_float32 import gpu32_function

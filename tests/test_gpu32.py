@@ -1,4 +1,4 @@
-"""The GPU's float32 kernels (gelu_numba.kernels.normal_f32: float32
+"""The GPU's float32 kernels (gelu_numba.kernels.normal32_gpu_f32: float32
 arithmetic), compiled for the CPU, where they compute the GPU's bits (the
 same IEEE operations in the same order; tests/test_ptx.py checks that CUDA
 fuses nothing, tests/test_gpu.py that the GPU layer runs them).
@@ -17,14 +17,14 @@ import pytest
 
 import gelu_numba
 from analysis.sweep_float32 import gpu32_function, sweep
-from gelu_numba.kernels import normal_f32
+from gelu_numba.kernels import normal32_gpu_f32
 from reference.mp import ulp_error
 
 pytestmark = pytest.mark.gpu
 
 ONE_INPUT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
 SIX = ONE_INPUT + ["gelu_backward"]
-BOUND = normal_f32.BOUND
+BOUND = normal32_gpu_f32.BOUND
 
 
 def _exact(name, x, dy=1.0):

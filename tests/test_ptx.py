@@ -27,7 +27,7 @@ FUNCTIONS = ["gelu", "gelu_backward", "norm_pdf", "silu_grad", "x_cauchy_grad",
              "gelu_tanh_grad", "gelu_sigmoid_grad", "gelu_as26_grad", "gelu_poly14",
              "gelu_rat66_grad", "ndtr", "gelu_grad", "gelu_grad2"]
 #: the functions whose float32 GPU kernel computes in float32
-#: (gelu_numba.kernels.normal_f32)
+#: (gelu_numba.kernels.normal32_gpu_f32)
 FLOAT32_ARITHMETIC = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", "gelu_grad2"}
 
 _CODE = r"""

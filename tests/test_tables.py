@@ -95,21 +95,21 @@ def test_ln2_split_is_exact_enough():
 
 
 def test_float32_tables_regenerate_identically():
-    from fitting import make_tables32
-    from gelu_numba.tables import normal_cdf32
+    from fitting import make_tables32_cpu_f64
+    from gelu_numba.tables import normal_cdf32_cpu_f64
     fresh = {}
-    exec(make_tables32.generate(progress=False), fresh)  # noqa: S102 (our own text)
-    names = [k for k in vars(normal_cdf32) if k.isupper()]
+    exec(make_tables32_cpu_f64.generate(progress=False), fresh)  # noqa: S102 (our own text)
+    names = [k for k in vars(normal_cdf32_cpu_f64) if k.isupper()]
     assert {"R32_P", "R32_Q", "H32_P", "H32_Q", "EXP32", "A32"} <= set(names)
     for k in names:
-        assert np.array_equal(np.asarray(fresh[k]), np.asarray(getattr(normal_cdf32, k))), k
+        assert np.array_equal(np.asarray(fresh[k]), np.asarray(getattr(normal_cdf32_cpu_f64, k))), k
 
 
 def test_float32_rationals_within_their_certified_error():
     # independent spot check of the header's bounds (2**-32.4, 2**-33.6)
     # at points the certification grid does not use
     from fitting.rational import horner
-    from gelu_numba.tables import normal_cdf32 as t
+    from gelu_numba.tables import normal_cdf32_cpu_f64 as t
     mp.mp.prec = 200
     phi0 = 1 / mp.sqrt(2 * mp.pi)
 

@@ -15,7 +15,7 @@ contract (:mod:`gelu_numba.kernels.primitives`).
 
 One exception, for speed: the float32 kernels of ``gelu``, ``gelu_grad``,
 ``gelu_grad2``, ``gelu_backward``, ``ndtr`` and ``norm_pdf`` compute in
-float32 arithmetic (:mod:`gelu_numba.kernels.normal_f32`: float-float
+float32 arithmetic (:mod:`gelu_numba.kernels.normal32_gpu_f32`: float-float
 steps, no FP64 instruction in their PTX), where the CPU's compute in
 float64; most GPUs run FP64 at 1/32 to 1/64 of their FP32 rate.  Their
 stated bound is 0.875 ulp (the CPU float32 kernels': 0.508 ulp);

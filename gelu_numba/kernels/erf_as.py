@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.normal import exp_neg_half_sq_dd
-from gelu_numba.kernels.normal32 import exp_neg_half_sq_plain
+from gelu_numba.kernels.normal32_cpu_f64 import exp_neg_half_sq_plain
 from gelu_numba.kernels.primitives import (
     inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd,
     mul_tail_or_complement, nan_to_zero, restore_inf, stand_in, taylor_at_zero,
@@ -43,7 +43,7 @@ from gelu_numba.tables.approximations import (
     AS26_A_HI, AS26_A_LO, AS26_DA_HI, AS26_DA_LO, AS26_PH, AS26_Q, ZERO_AS26,
 )
 from gelu_numba.tables.normal_cdf import A_MAX
-from gelu_numba.tables.normal_cdf32 import A32
+from gelu_numba.tables.normal_cdf32_cpu_f64 import A32
 
 _INF = math.inf
 
@@ -126,7 +126,7 @@ def gelu_as26_grad_32(x):
     a = clamp_abs(xs, A32, 0.0)
     t, tp = _t_parts_32(a)
     m = AS26_PH[0] * (t * t) * horner(t, AS26_DA_HI) + 0.5 * a * tp
-    # -0.0 at -inf: a zero factor, not a float32 subnormal (see normal32)
+    # -0.0 at -inf: a zero factor, not a float32 subnormal (see normal32_cpu_f64)
     g = (exp_neg_half_sq_plain(a) * (0.5 * tp - a * m)) * (0.0 if xs == -_INF else 1.0)
     r = g if xs < 0.0 else 1.0 - g
     near, v = taylor_at_zero(xs, ZERO_AS26)

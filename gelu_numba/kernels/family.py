@@ -35,14 +35,14 @@ gelu_general float64: below 0.5 ulp + 2**-52 relative (the first-order R
 correction leaves ``al**2`` terms, 2**-106); the LaLU: 0.5 ulp + 2**-50;
 the Cauchy forms: the C library's atan error (below 1 ulp) plus 0.5 ulp.
 float32 results: below 0.5 + 2**-14 ulp, gelu_general's below 0.5 + 2**-7.9
-(it takes Phi from :mod:`gelu_numba.kernels.normal32`).  Measured: :mod:`gelu_numba.measured`.
+(it takes Phi from :mod:`gelu_numba.kernels.normal32_cpu_f64`).  Measured: :mod:`gelu_numba.measured`.
 """
 
 import math
 
 import numpy as np
 
-from gelu_numba.kernels import normal32
+from gelu_numba.kernels import normal32_cpu_f64
 from gelu_numba.kernels.normal import exp_dd, tail_ratio_dd
 from gelu_numba.kernels.primitives import (
     inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, fma, horner_dd, is_finite,
@@ -53,7 +53,7 @@ from gelu_numba.tables.approximations import (
     CAUCHY_C, INV_PI,
 )
 from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
-from gelu_numba.tables.normal_cdf32 import A32
+from gelu_numba.tables.normal_cdf32_cpu_f64 import A32
 
 _NAN = math.nan
 _INF = math.inf
@@ -158,7 +158,7 @@ def gelu_general_32(x, mu, sigma):
     # z = 0 for sigma = inf, and where the smooth value is replaced at the
     # end (far; sigma 0, negative or NaN): no flag from an unused value
     z = (dh if not (far or not (ss > 0.0 and ss < _INF)) else 0.0) / s
-    q = normal32.upper_tail(clamp_abs(z, A32, 0.0))
+    q = normal32_cpu_f64.upper_tail(clamp_abs(z, A32, 0.0))
     # where the result is NaN (sigma < 0 or NaN) the product is not used,
     # but the vectorised loop may round both arms to float32 before the
     # select: x = 0 there keeps a tiny x/2 from raising underflow

@@ -28,7 +28,7 @@ would cost hundreds of ulps in the tail), E comes from the double-double
 final rounding, and the subnormal range scaled once (``scaled_mul``).
 float32 (``*_32``): the same formulas in plain float64 (relative error
 below 2**-33.5 before the final rounding to float32: ``exp_plain``
-of :mod:`gelu_numba.kernels.normal32`, 2**-34 plus 2**-47 for ``|s| <= 200``).
+of :mod:`gelu_numba.kernels.normal32_cpu_f64`, 2**-34 plus 2**-47 for ``|s| <= 200``).
 
 Error bound
 -----------
@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.normal import exp_dd
-from gelu_numba.kernels.normal32 import exp_plain
+from gelu_numba.kernels.normal32_cpu_f64 import exp_plain
 from gelu_numba.kernels.primitives import (
     inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul,
     taylor_at_zero, two_prod, unscale,
@@ -106,7 +106,7 @@ def _grad_64(neg, th, tl, wh, wl):
 def _forward_32(x, t):
     e = exp_plain(-min(t, _T32_MAX))
     # x = -inf: the factor -0.0 gives the limit -0.0 exactly (a product with
-    # the largest float32 would be a float32 subnormal, see normal32)
+    # the largest float32 would be a float32 subnormal, see normal32_cpu_f64)
     xn = x if x > -_F32_BIG else -0.0
     return (x if x >= 0.0 else xn * e) / (1.0 + e)
 
@@ -123,7 +123,7 @@ def _grad_32(neg, t, w):
 def _at_minus_inf_zero(xs):
     """A factor 0.0 at x = -inf, 1.0 elsewhere: a derivative's limit -0.0 at
     -inf as an exact zero (its value at the clamp would be a float32
-    subnormal, an underflow flag in the float32 loop; see normal32)."""
+    subnormal, an underflow flag in the float32 loop; see normal32_cpu_f64)."""
     return 0.0 if xs == -_INF else 1.0
 
 

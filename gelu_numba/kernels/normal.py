@@ -68,7 +68,7 @@ once.  Measured (the mpmath table, the repository's ``python -m
 analysis.accuracy``): see :mod:`gelu_numba.measured` and the site's results pages; the
 fused backward is checked at many dy next to x0 (the repository's
 ``tests/test_backward_x0.py``).  These kernels serve the float64 loops;
-float32 loops use the cheaper :mod:`gelu_numba.kernels.normal32`, and
+float32 loops use the cheaper :mod:`gelu_numba.kernels.normal32_cpu_f64`, and
 calling these on float32 values gives at most 0.5 + 2**-28 float32 ulp.
 
 Each kernel is a plain Python function of scalars, compiled by

@@ -13,7 +13,7 @@ Device functions
     the float32 kernel when every argument is float32, else the float64
     one, at compile time; under the simulator the same rule applies to the
     argument values.  For the normal-CDF family the float32 kernel is the
-    record's ``k32_gpu`` (:mod:`gelu_numba.kernels.normal_f32`: float32
+    record's ``k32_gpu`` (:mod:`gelu_numba.kernels.normal32_gpu_f32`: float32
     arithmetic, no FP64 instruction), not the CPU's float64-arithmetic one.
     The target-dependent primitives of :mod:`gelu_numba.kernels.primitives`
     compile to ``fma.rn``, ``add.rn``/``mul.rn`` and integer instructions,

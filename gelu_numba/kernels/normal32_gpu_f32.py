@@ -1,7 +1,7 @@
 """Scalar kernels for float32 results in float32 arithmetic (the GPU's float32
 kernels): ndtr, norm_pdf, gelu, gelu_grad, gelu_grad2, gelu_backward.
 
-Why a second float32 algorithm.  :mod:`gelu_numba.kernels.normal32` computes
+Why a second float32 algorithm.  :mod:`gelu_numba.kernels.normal32_cpu_f64` computes
 float32 results in float64, which the CPU runs at full speed and an H100 at
 half its float32 rate, but most GPUs that ML users have (L4, A10, T4, RTX) at
 1/32 to 1/64 of it.  These kernels use float32 operations only, with
@@ -25,8 +25,8 @@ or is exactly ``x``; special values first, by bits)
   z0) = P_H(u)`` with ``t = 1/(1 + a/2)`` (``1 + a/2`` a float-float sum, the
   quotient corrected to float-float by one FMA residual) and ``u = t - 1/2``
   (its rounding error recovered exactly); degree-12 polynomials in ``u``
-  (``gelu_numba/tables/normal_cdf_f32.py``, the repository's ``python -m
-  fitting.make_tables_f32``), float32 Horner steps up to ``u**2``
+  (``gelu_numba/tables/normal_cdf32_gpu_f32.py``, the repository's ``python -m
+  fitting.make_tables32_gpu_f32``), float32 Horner steps up to ``u**2``
   and the last two in float-float, which also take the first-order effect
   of ``t``'s and ``u``'s low parts.
 * ``Phi(-a) = E R``, ``GELU'(-a) = E (a - z0) H`` (``a - z0`` in float-float
@@ -89,7 +89,7 @@ import numpy as np
 
 from gelu_numba.kernels.primitives import (add_rn, float32_bits, float32_from_bits, fma32,
                                            horner32, inline_helper, mul_rn)
-from gelu_numba.tables import normal_cdf_f32 as tab
+from gelu_numba.tables import normal_cdf32_gpu_f32 as tab
 
 #: the stated bound in ulps: 0.5 + 2**-26 * 2**24 for a normal result; a
 #: subnormal one is rounded twice (to 24 bits before the scaling, at most

@@ -8,7 +8,7 @@ a phi0)/(a - z0)``, ``Q = E R``), but a float32 result only needs a relative
 error well below 2**-25 before its final rounding, so plain float64
 arithmetic replaces double-double and each tabulated function is a single
 rational function on ``0 <= a <= A32 = 20`` instead of 40 table rows
-(``gelu_numba/tables/normal_cdf32.py``):
+(``gelu_numba/tables/normal_cdf32_cpu_f64.py``):
 
 * ``a**2/2`` is exact in float64 (a float32 has 24 significant bits), so the
   argument of ``exp`` carries no rounding error;
@@ -29,7 +29,7 @@ Error bound
 A float32 result needs a relative error below 2**-25 before its final
 rounding to stay below 1 ulp; the degrees are the lowest that keep the
 bound within 2**-7 ulp of correct rounding (one degree less loses 5 bits,
-the repository's ``python -m fitting.make_tables32``), and each saved degree is
+the repository's ``python -m fitting.make_tables32_cpu_f64``), and each saved degree is
 one packed FMA per eight elements in a loop bound by FMA throughput.
 Certified errors of the stored approximations: R 2**-32.4, H 2**-33.6,
 exp 2**-34.1 (table header).  ``ln 2`` as one double puts ``|k| 2**-55.4``
@@ -55,7 +55,7 @@ from gelu_numba.kernels.primitives import (
     inline, SHIFTER, clamp_abs, fma, horner, is_finite, nan_to_zero, scale_shifted, step_bits,
 )
 from gelu_numba.tables.normal_cdf import INV_LN2, PHI0_HI, Z0_HI, Z0_LO
-from gelu_numba.tables.normal_cdf32 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
+from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, EXP32, H32_P, H32_Q, R32_P, R32_Q
 
 # ln 2 rounded to a double (error 2**-55.4): |k| <= 1022 here, so k*LN2 is
 # k ln 2 to within 2**-45.4, an error of that size relative to exp(s)

@@ -1,10 +1,10 @@
-"""Generate ``gelu_numba/tables/normal_cdf32.py``, the float32 kernels' tables.
+"""Generate ``gelu_numba/tables/normal_cdf32_cpu_f64.py``, the float32 kernels' tables.
 
 Usage::
 
-    python -m fitting.make_tables32 [--out PATH] [--check]
+    python -m fitting.make_tables32_cpu_f64 [--out PATH] [--check]
 
-The float32 kernels (``gelu_numba/kernels/normal32.py``) evaluate in float64
+The float32 kernels (``gelu_numba/kernels/normal32_cpu_f64.py``) evaluate in float64
 arithmetic and need a relative error near 2**-32 only, so they use one
 rational function per tabulated quantity on all of ``0 <= a <= A32`` (no
 table lookup, which would be a gather in the vectorised loop), and a single
@@ -33,7 +33,7 @@ A32 = 20.0
 DEG = (5, 6)
 EXP_R = 0.347
 EXP_COEF = 8
-OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32_cpu_f64.py"
 
 
 def _log2(e):
@@ -59,7 +59,7 @@ def generate(progress=True):
         "",
         "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m fitting.make_tables32",
+        "    python -m fitting.make_tables32_cpu_f64",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision.  Relative errors",
         "of each approximation as stored, evaluated exactly on 4000 points:",
@@ -87,7 +87,7 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m fitting.make_tables32",
+    return run_generator(generate, OUT, "python -m fitting.make_tables32_cpu_f64",
                          "Regenerate the coefficients of the float32 kernels.", argv)
 
 

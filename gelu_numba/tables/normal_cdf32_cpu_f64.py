@@ -2,7 +2,7 @@
 
 Regenerate in the gelu-numba repository with::
 
-    python -m fitting.make_tables32
+    python -m fitting.make_tables32_cpu_f64
 
 mpmath 1.3.0, 256-bit working precision.  Relative errors
 of each approximation as stored, evaluated exactly on 4000 points:
