@@ -14,10 +14,9 @@ so autograd (backward and double backward, forward mode: ``jvp``,
 ``fullgraph=True``: the operator is one opaque node), ``torch.vmap`` and
 ``torch.func.grad`` work, on tensors of any shape (0-d included) and
 strides.  In eager mode on plain tensors the same formulas run without the
-custom-op dispatcher (whose Python dispatch costs ~20 us a call): a
-forward + backward at 100 elements costs ~64 us against ``nn.GELU``'s
-~48 us on the 2-core VM of the gelu-numba repository's
-``benchmarks/results/targets.md``.
+custom-op dispatcher (its Python dispatch is the larger part of a small
+call): the gelu-numba repository's ``python -m benchmarks.targets`` times
+a forward + backward against ``nn.GELU`` (``benchmarks/results/``).
 
 Devices
     CPU: the package's NumPy ufuncs on zero-copy views of the tensors (the
