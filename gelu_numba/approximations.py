@@ -73,33 +73,8 @@ class Approximation:
         return getattr(sys.modules[__name__], f"gelu_{self.name}_grad")
 
 
-_CLOSED = {
-    "tanh": ("0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
-             "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
-             "PyTorch approximate='tanh'"),
-    "sigmoid": ("x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2"),
-    "as26": ("0.5 x (1 + erf(x/sqrt 2)), erf by A&S 7.1.26 (|erf error| <= 1.5e-7)",
-             "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
-             "PyTorch CPU SIMD GELU"),
-}
-
-
 def _record(name, err):
-    if name in _CLOSED:
-        description, source = _CLOSED[name]
-        kind = "closed form"
-    else:
-        from gelu_numba.tables.approximations import FITS_BY_NAME
-        fit = FITS_BY_NAME[name]
-        m, n = fit["degrees"]
-        r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
-        description = (f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
-                       f"T(a) = (L - a)^2 {r}(S a - 1) for a < L = {fit['L']}, else 0")
-        source = ("minimax fit of the absolute error with T(0) = 1/2 (GELU'(0) = 1/2 "
-                  "from both sides) and T >= 0 (the sign of GELU kept), the gelu-numba "
-                  "repository's fitting.make_approximations (Remez exchange" +
-                  (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"))
-        kind = "fit"
+    description, source, kind = catalog.approximation_text(name)
     return Approximation(name, err.forward, err.forward_at, err.grad, err.grad_at,
                          description, source, kind)
 

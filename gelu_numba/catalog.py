@@ -175,20 +175,27 @@ def _exact():
 
 # ------------------------------------------------------------ approximations
 
-#: the closed forms: registry name -> (kernels, formula, note)
+#: the closed forms: registry name -> (kernels, formula, source, note), the
+#: one text of each (its docstring and the registry's record,
+#: :mod:`gelu_numba.approximations`)
 _CLOSED = {
     "tanh": ((logistic.gelu_tanh_64, logistic.gelu_tanh_32,
               logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
              "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
+             "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
+             "PyTorch approximate='tanh'",
              "Evaluated as x sigma(2u), faithful in the negative tail."),
     "sigmoid": ((logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
                  logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
-                "x sigma(1.702 x)", "The paper's sigmoid approximation."),
+                "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
+                "The paper's sigmoid approximation."),
     "as26": ((erf_as.gelu_as26_64, erf_as.gelu_as26_32,
               erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
-             "0.5 x (1 + erf_AS(x/sqrt 2)), Abramowitz & Stegun 7.1.26",
-             "The erf of oneDNN's and PyTorch's SIMD GELU, without the "
-             "1 + erf cancellation."),
+             "0.5 x (1 + erf(x/sqrt 2)), erf by Abramowitz & Stegun 7.1.26 "
+             "(erf error <= 1.5e-7)",
+             "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
+             "PyTorch CPU SIMD GELU",
+             "Evaluated without the 1 + erf cancellation."),
 }
 
 #: registry name -> MaxErrors (the repository's fitting.make_approximations)
@@ -200,18 +207,30 @@ def _fit(name):
     f64, g64, f32, g32 = fitted.t_form_kernels(
         name, fit, getattr(_tab, f"ZERO_FIT_{name.upper()}"))
     m, n = fit["degrees"]
-    form = f"polynomial of degree {m}" if n == 0 else f"rational of degrees ({m}, {n})"
+    r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
     return ((f64, f32, g64, g32),
-            f"fitted GELU: ``x T(|x|)`` or ``x (1 - T(|x|))``, "
-            f"``T(a) = (L - a)**2 R(S a - 1)``, R a {form}, L = {fit['L']}",
-            "Minimax fit of the absolute error over all real x "
-            "(the gelu-numba repository's fitting.make_approximations).")
+            f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
+            f"T(a) = (L - a)**2 {r}(S a - 1) for a < L = {fit['L']}, else 0",
+            "minimax fit of the absolute error over all real x with T(0) = 1/2 "
+            "(GELU'(0) = 1/2 from both sides) and T >= 0 (the sign of GELU kept), "
+            "the gelu-numba repository's fitting.make_approximations (Remez exchange" +
+            (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"),
+            "")
+
+
+def approximation_text(key):
+    """``(formula, source, kind)`` of approximation ``key``: its one text,
+    quoted by its docstring and by :mod:`gelu_numba.approximations`."""
+    _, formula, source, _ = _CLOSED[key] if key in _CLOSED else _fit(key)
+    return formula, source, "closed form" if key in _CLOSED else "fit"
 
 
 def _approximations():
     out = []
     for key in APPROX_ERRORS:
-        (f64, f32, g64, g32), formula, note = _CLOSED[key] if key in _CLOSED else _fit(key)
+        (f64, f32, g64, g32), formula, source, note = (
+            _CLOSED[key] if key in _CLOSED else _fit(key))
+        note = f"{note + '  ' if note else ''}Source: {source}."
         err = APPROX_ERRORS[key]
         errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
                   f"``|x| = {abs(err.forward_at):.3g}``; derivative {err.grad:.3g} at "
@@ -219,7 +238,9 @@ def _approximations():
         # the paper's two forms are also at the top level
         modules = (APPROX, TOP, GPU) if key in ("tanh", "sigmoid") else (APPROX, GPU)
         name = f"gelu_{key}"
-        out.append(_function(name, f64, f32, 1, f"\n    {formula}.  {note}{errors}",
+        body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
+                             subsequent_indent="    ")
+        out.append(_function(name, f64, f32, 1, f"\n{body}{errors}",
                              _IMPL, (1.0, 1.0), modules))
         out.append(_function(name + "_grad", g64, g32, 1,
                              f"\n    Derivative of :func:`{name}` ({formula}).{errors}",

@@ -45,7 +45,9 @@ Example::
     >>> gelu_half32(x).astype(np.float16)     # doctest: +SKIP
 """
 
-from gelu_numba.figures import fill as _fill  # noqa: E402
+import sys
+
+from gelu_numba.figures import fill as _fill
 
 __doc__ = _DOC = _fill(__doc__)
 _BFLOAT16 = ("gelu_bfloat16", "gelu_grad_bfloat16", "gelu_backward_bfloat16")
@@ -60,25 +62,16 @@ def _build(name):
                                   "to them: view bfloat16 data as uint16 instead)")
     from gelu_numba.kernels.half32 import gelu_half32 as kernel
     from gelu_numba.targets import emulated
-    return emulated.ufunc(name, kernel, 1, __name__, _DOC, __getattr__,
+    return emulated.ufunc(name, kernel, 1, __name__, _DOC, _public,
                           accepted="float32 (float16, bool and 8/16-bit integers are cast "
                                    "to it; for float64 use gelu_numba.gelu)")
 
 
-_BUILT = {}
+from gelu_numba.targets import publish as _publish  # noqa: E402
+
+__getattr__, __dir__, __all__ = _publish.module(__name__, names=_NAMES, build=_build)
 
 
-def __getattr__(name):
-    if name in _NAMES:
-        u = _BUILT.get(name)
-        if u is None:
-            u = _BUILT[name] = _build(name)
-        return u
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_NAMES))
-
-
-__all__ = list(_NAMES)
+def _public(name):
+    """``gelu_numba.half.<name>`` (how its ufuncs unpickle)."""
+    return getattr(sys.modules[__name__], name)

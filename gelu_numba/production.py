@@ -26,12 +26,14 @@ Example::
 """
 
 import importlib
+import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
 
 from gelu_numba.kernels.emulated.formats import to_format
+from gelu_numba.targets import publish as _publish
 
 #: the library modules of gelu_numba.kernels.emulated, in table order
 LIBRARIES = ("pytorch", "onednn", "xla", "xnnpack", "ggml", "onnxruntime", "mlx", "huggingface", "vllm")
@@ -111,9 +113,6 @@ def _records():
 #: name -> Emulation
 PRODUCTION = MappingProxyType(_records())
 
-_UFUNCS = {}
-
-
 def _doc(rec, grad):
     what = "backward at dy = 1 (dGELU/dx as the library computes it)" if grad else "GELU"
     return (f"{rec.library}'s {what}, emulated in float32.\n\n"
@@ -121,20 +120,29 @@ def _doc(rec, grad):
             f"Checked: {rec.checked}\n\nfloat32 only: float64 input raises TypeError.\n")
 
 
-def ufunc(name):
-    """The ufunc ``name`` (an entry's forward) or ``name_grad`` (its
-    backward); ``KeyError`` if there is none."""
-    u = _UFUNCS.get(name)
-    if u is not None:
-        return u
+def _build(name):
     from gelu_numba.targets import emulated
     base, grad = (name[:-5], True) if name.endswith("_grad") and name not in PRODUCTION else (name, False)
     rec = PRODUCTION[base]
     kernel = rec.grad_kernel if grad else rec.kernel
-    if kernel is None:
+    return emulated.ufunc(name, kernel, 1, __name__, _doc(rec, grad), ufunc)
+
+
+#: the ufunc names: every entry's forward, and ``<name>_grad`` where the
+#: library has a backward of its own
+_NAMES = tuple(n for name, rec in PRODUCTION.items()
+               for n in ((name, f"{name}_grad") if rec.grad_kernel is not None else (name,)))
+
+__getattr__, __dir__, _names = _publish.module(__name__, names=_NAMES, build=_build)
+
+
+def ufunc(name):
+    """The ufunc ``name`` (an entry's forward) or ``name_grad`` (its
+    backward), also the module attribute ``gelu_numba.production.<name>``;
+    ``KeyError`` if there is none."""
+    if name not in _NAMES:
         raise KeyError(name)
-    u = _UFUNCS[name] = emulated.ufunc(name, kernel, 1, __name__, _doc(rec, grad), ufunc)
-    return u
+    return getattr(sys.modules[__name__], name)
 
 
-__all__ = ["PRODUCTION", "Emulation", "LIBRARIES", "ufunc"]
+__all__ = ["PRODUCTION", "Emulation", "LIBRARIES", "ufunc", *_names]

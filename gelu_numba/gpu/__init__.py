@@ -92,6 +92,7 @@ from gelu_numba import catalog  # noqa: E402
 from gelu_numba.gpu import device  # noqa: E402
 from gelu_numba.gpu.soi import soi_map  # noqa: E402
 from gelu_numba.targets import cuda as _cuda  # noqa: E402
+from gelu_numba.targets import publish as _publish  # noqa: E402
 
 _ARRAYS = """
     Inputs: device arrays (numba's, or any ``__cuda_array_interface__``
@@ -110,7 +111,6 @@ def _documented(fn):
     return f
 
 
-FUNCTIONS = {fn.name: _documented(fn) for fn in catalog.published(catalog.GPU)}
-globals().update(FUNCTIONS)
-
-__all__ = sorted(FUNCTIONS) + ["device", "soi_map"]
+__getattr__, __dir__, _names = _publish.module(__name__, records=catalog.GPU,
+                                               factory=_documented)
+__all__ = _names + ["device", "soi_map"]

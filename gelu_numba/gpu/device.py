@@ -45,6 +45,7 @@ The gelu-numba repository's ``tests/test_gpu.py`` runs this example.
 
 from gelu_numba import catalog
 from gelu_numba.targets import cuda as _cuda
+from gelu_numba.targets import publish as _publish
 
 _PRECISION = """
     Scalar arguments.  All float32 runs the float32 algorithm: for the six
@@ -60,7 +61,5 @@ def _documented(fn):
     return dev
 
 
-FUNCTIONS = {fn.name: _documented(fn) for fn in catalog.published(catalog.GPU)}
-globals().update(FUNCTIONS)
-
-__all__ = sorted(FUNCTIONS)
+__getattr__, __dir__, __all__ = _publish.module(__name__, records=catalog.GPU,
+                                                factory=_documented)

@@ -32,13 +32,6 @@ class Ufunc(cpu.Ufunc):
 
     accepted = ACCEPTED
 
-    def _explained(self, error, args):
-        if not str(error).startswith(f"ufunc '{self.__name__}' not supported for the input types"):
-            return error
-        shown = ", ".join(str(np.asarray(a).dtype) for a in args[:self.ufunc.nin])
-        return TypeError(f"{self.__name__}() does not support inputs of dtype {shown}; "
-                         f"accepted: {self.accepted}")
-
     #: ``(function, args)`` that finds this object again on unpickling: set
     #: by the public module that owns it (:func:`ufunc`'s ``reducer``)
     _reduce = None

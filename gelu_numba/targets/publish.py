@@ -25,7 +25,7 @@ def _factory(module):
     return getattr(importlib.import_module(path), name)
 
 
-def build(fn, module):
+def build_ufunc(fn, module):
     """The public object of record ``fn`` in ``module``: the one of its
     home module (``fn.modules[0]``) where the two share a target, so that a
     function published twice is one object and pickles to its home."""
@@ -41,17 +41,29 @@ def _signature(fn):
             f"order='K', dtype=None, subok=True)\n")
 
 
-def module(name, extra=None):
-    """``(__getattr__, __dir__, __all__)`` for public module ``name``;
-    ``extra`` maps further attribute names to the modules defining them."""
-    names = {f.name: f for f in catalog.published(name)}
+def module(name, extra=None, records=None, factory=None, names=(), build=None):
+    """``(__getattr__, __dir__, __all__)`` for public module ``name``, the one
+    way every public module publishes its functions.
+
+    * the catalog records of ``records`` (default: ``name``), each built on
+      first access by ``factory(fn)`` (default: this module's CPU
+      :func:`build`, which documents the ufunc);
+    * ``names``, built by ``build(name)`` (functions that are not catalog
+      records: the half-precision and production ufuncs);
+    * ``extra``: further attribute names -> the modules defining them.
+
+    Each object is stored in the module's namespace once built."""
+    recs = {f.name: f for f in catalog.published(records or name)}
     extra = dict(extra or {})
-    everything = sorted(set(names) | set(extra))
+    names = tuple(names)
+    everything = sorted(set(recs) | set(names) | set(extra))
 
     def __getattr__(attr):
-        fn = names.get(attr)
+        fn = recs.get(attr)
         if fn is not None:
-            value = build(fn, name)
+            value = factory(fn) if factory is not None else build_ufunc(fn, name)
+        elif attr in names:
+            value = build(attr)
         elif attr in extra:
             value = getattr(importlib.import_module(extra[attr]), attr)
         else:
