@@ -22,10 +22,15 @@ into the compiled forms and publishes them:
     The PyTorch custom operators, their autograd, fake and vmap rules, and
     the tensor-to-kernel glue (needs torch; imported by
     :mod:`gelu_numba.torch` only).
+``half``
+    The 2-byte loops (float16 and bfloat16, correctly rounded).
+``emulated``
+    float32-only ufuncs (the production emulations, ``gelu_half32``).
 ``publish``
-    The public modules' ``__getattr__``/``__all__``, loops over the catalog.
+    The one way every public module publishes its functions.
 
-Numba's private API is used nowhere here: loops are ``@cfunc``, ``@njit``
-callers are ``@overload``, pointer arithmetic is an ``@intrinsic``.  NumPy's
-is used once, for its C API table (:mod:`numpy_api`, checked at import).
+Loops are ``@cfunc``, ``@njit`` callers are ``@overload``, pointer
+arithmetic is an ``@intrinsic``.  The few private names of NumPy, Numba,
+numba-cuda and PyTorch that the package needs are in
+:mod:`gelu_numba.internals`, each with why and a probe.
 """
