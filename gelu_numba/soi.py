@@ -53,7 +53,7 @@ Accuracy
 P(m = 1) = ceil(p * 2**53) / 2**53 where p is the computed Phi(x)
 (:func:`gelu_numba.ndtr` of the same precision, below 1 ulp of Phi(x);
 u takes each multiple of 2**-53 in [0, 1) with probability 2**-53, as far
-as SplitMix64 is uniform).  Hence
+as SplitMix64 is uniform).  Hence::
 
     |P(m = 1) - Phi(x)| < 2**-53 + ulp(Phi(x)) <= 2**-52       (float64)
     |P(m = 1) - Phi(x)| < 2**-53 + 2**-24                      (float32)
