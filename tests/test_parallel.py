@@ -44,7 +44,9 @@ def test_interface():
     x = np.linspace(-5, 5, 1001, dtype=np.float32)
     assert isinstance(gp.gelu.ufunc, np.ufunc)
     assert set(gp.gelu.types) == {"f->f", "d->d"}
-    assert gp.gelu.__doc__ == g.gelu.__doc__
+    # the same text but the interface: the serial gelu has a float16 loop
+    assert gp.gelu.__doc__.split("Parameters")[0] == g.gelu.__doc__.split("Parameters")[0]
+    assert "float16" in g.gelu.__doc__ and "float16" not in gp.gelu.__doc__
     out = np.full_like(x, 7.0)
     gp.gelu(x, out=out, where=x > 0)
     assert np.all(out[x <= 0] == 7.0) and same_bits(out[x > 0], g.gelu(x[x > 0]))

@@ -44,6 +44,13 @@ def _split(doc, name):
     return "(*args)", textwrap.dedent(doc).strip("\n")
 
 
+def _numpydoc(body):
+    """A NumPy-style docstring body as reST (numpydoc: its Parameters and
+    Returns sections become field lists)."""
+    from numpydoc.docscrape_sphinx import SphinxDocString
+    return str(SphinxDocString(body))
+
+
 def _indent(text, n=3):
     return textwrap.indent(text, " " * n, lambda line: line.strip() != "")
 
@@ -75,7 +82,7 @@ def _catalog_page(module_name, title):
     for name in funcs:
         signature, body = _split(getattr(module, name).__doc__, name)
         lines += [f".. py:function:: {name}{signature}", f"   :module: {module_name}", "",
-                  _indent(body), ""]
+                  _indent(_numpydoc(body)), ""]
         try:
             nin = catalog.lookup(name).nin
         except KeyError:
