@@ -58,6 +58,9 @@ def figures():
         "half32_bfloat16": f"{h['bfloat16_gelu_wrong']:,} of {h['bfloat16_gelu_inputs']:,}",
         "half_floor": f"{floor['float16_gelu_wrong']:,} and {floor['bfloat16_gelu_wrong']:,}",
         "half32_max_ulp": f"{hf['max_ulp']:.3g}",
+        "half32_worst_x": f"{hf['worst_ulp_x']:.3g}",
+        "half32_correctly_rounded": f"{100 * hf['correctly_rounded'] / hf['checked']:.1f} %",
+        "half32_rel_1e6_below": f"{hf['rel_1e-06_fails_below']:.3g}",
         "half32_max_rel": f"{hf['max_rel_normal']:.2g}",
     }
 

@@ -16,6 +16,9 @@ FIGURES = {
     'half32_bfloat16': '128 of 65,280',
     'half_floor': '3 and 128',
     'half32_max_ulp': '6.85',
+    'half32_worst_x': '-0.0658',
+    'half32_correctly_rounded': '92.6 %',
+    'half32_rel_1e6_below': '-13.3',
     'half32_max_rel': '4.5e-07',
 }
 

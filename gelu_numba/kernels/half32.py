@@ -2,19 +2,20 @@
 
 What it is for.  Frameworks compute half-precision GELU in float32 and
 round once.  That has a floor: even the correctly rounded float32 GELU,
-rounded to the format, misses 3 of the 63,488 finite float16 inputs and
-128 of the 65,280 bfloat16 inputs (a double rounding on a tie, see
+rounded to the format, misses <<half_floor>> of the finite float16 and
+bfloat16 inputs (a double rounding on a tie, see
 ``analysis/results/exhaustive/half.md`` in the gelu-numba repository).  This
 kernel is the cheapest we found that stays at or next to that floor:
 measured over every finite input (the repository's ``python -m
-analysis.exhaustive``), its float32 result rounded once gives
-the correctly rounded GELU for all but 5 float16 inputs (the floor's 3 and
-2 more within 6e-8 relative of a tie) and all but the floor's 128 bfloat16
-inputs.  In float32 it is not a correctly rounded GELU: over all 2^32
-inputs, max 6.85 ulp (x = -0.0658), 4.5e-7 relative on the normal range,
-92.6 % correctly rounded, no inf/NaN where GELU is finite, and relatively
-right (1e-6) down to x = -13.3, where results turn subnormal
-(the repository's ``analysis/results/exhaustive/float32.md``).
+analysis.exhaustive``), its float32 result rounded once misses
+<<half32_float16>> float16 inputs and <<half32_bfloat16>> bfloat16 inputs.
+In float32 it is not a correctly rounded GELU: over all 2^32 inputs, max
+<<half32_max_ulp>> ulp (x = <<half32_worst_x>>), <<half32_max_rel>> relative on the
+normal range, <<half32_correctly_rounded>> correctly rounded, no inf/NaN where GELU
+is finite, and relatively right (1e-6) down to x = <<half32_rel_1e6_below>>,
+where results turn subnormal (the repository's
+``analysis/results/exhaustive/float32.md``; figures from
+:mod:`gelu_numba.figures`).
 
 Method (float32 throughout, FMA), for ``a = |x| < A = 16``:
 
@@ -38,6 +39,11 @@ Method (float32 throughout, FMA), for ``a = |x| < A = 16``:
 
 No table lookup and no libm call: the loop vectorises.
 """
+
+from gelu_numba.figures import fill as _fill
+
+__doc__ = _fill(__doc__)
+
 
 import numpy as np
 
