@@ -19,7 +19,7 @@ mkdir "$TMP/src"
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard \
         | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done \
-        | xargs -0 cp --parents -t "$TMP/src")
+        | xargs -0 cp -P --parents -t "$TMP/src")
 else
     tar -C "$ROOT" --exclude=./.git --exclude=./.venv --exclude=./build \
         --exclude='*.egg-info' --exclude=__pycache__ -cf - . | tar -C "$TMP/src" -xf -
