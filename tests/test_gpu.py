@@ -12,6 +12,7 @@ compilation (tests/test_gpu32.py).
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -434,3 +435,28 @@ def test_throughput_script_runs(tmp_path, capsys):
     assert gpu_throughput.main(["--functions", "nope"]) == 2
     with pytest.raises(SystemExit):
         gpu_throughput.main(["--sizes", "abc"])
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_half_kernels_are_the_cpu_loops_bits(fmt):
+    # the 2-byte GPU kernels (table lookups; the backward's float64 product
+    # rounded once) against the CPU loops, which tests/test_half_loops.py
+    # proves correctly rounded: every 7th finite input, both operations
+    from gelu_numba import gelu_backward
+    from gelu_numba.gpu import gelu_backward_bits, gelu_bits
+    from gelu_numba.half import gelu_backward_bfloat16, gelu_bfloat16
+    table = np.load(Path(__file__).parent / "data" / "half_reference.npz")
+    bits = np.ascontiguousarray(table[f"{fmt}_bits"][::7])
+    dy = np.ascontiguousarray(bits[::-1])
+    out = cuda.device_array(bits.size, dtype=np.uint16)
+    gelu_bits(cuda.to_device(bits), out, fmt)
+    cpu = (gelu_numba.gelu(bits.view(np.float16)).view(np.uint16) if fmt == "float16"
+           else gelu_bfloat16(bits))
+    np.testing.assert_array_equal(out.copy_to_host(), cpu)
+    gelu_backward_bits(cuda.to_device(dy), cuda.to_device(bits), out, fmt)
+    with np.errstate(all="ignore"):
+        cpu = (gelu_backward(dy.view(np.float16), bits.view(np.float16)).view(np.uint16)
+               if fmt == "float16" else gelu_backward_bfloat16(dy, bits))
+    np.testing.assert_array_equal(out.copy_to_host(), cpu)
+    with pytest.raises(ValueError, match="fmt must be"):
+        gelu_bits(cuda.to_device(bits), out, "float8")

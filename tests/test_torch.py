@@ -667,6 +667,19 @@ def test_cuda_fast_launch_is_taken_and_exact(dtype):
 
 
 @CUDA
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_cuda_halves_in_one_pass_are_the_cpu_bits(dtype):
+    # contiguous half tensors: the 2-byte kernels, bits in and out, the same
+    # correctly rounded bits as the CPU loops (forward and fused backward)
+    x = _x(50_000, dtype=torch.float32).to(dtype)
+    dy = torch.flip(x, [0]).contiguous()
+    xc, dyc = x.cuda(), dy.cuda()
+    assert torch.equal(gt.gelu(xc).cpu().view(torch.int16), gt.gelu(x).view(torch.int16))
+    assert torch.equal(gt.gelu_backward(dyc, xc).cpu().view(torch.int16),
+                       gt.gelu_backward(dy, x).view(torch.int16))
+
+
+@CUDA
 def test_cuda_on_a_side_stream_and_non_contiguous():
     x = torch.randn(300, 200, device="cuda").t()
     s = torch.cuda.Stream()

@@ -111,6 +111,9 @@ def _documented(fn):
     return f
 
 
-__getattr__, __dir__, _names = _publish.module(__name__, records=catalog.GPU,
-                                               factory=_documented)
+__getattr__, __dir__, _names = _publish.module(
+    __name__, records=catalog.GPU, factory=_documented,
+    # the 2-byte kernels (float16 and bfloat16 bits, correctly rounded)
+    extra={"gelu_bits": "gelu_numba.targets.cuda_half",
+           "gelu_backward_bits": "gelu_numba.targets.cuda_half"})
 __all__ = _names + ["device", "soi_map"]

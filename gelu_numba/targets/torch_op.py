@@ -55,8 +55,8 @@ from gelu_numba.tables.approximations import (
 )
 from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 
-#: the functions with 2-byte CPU loops (gelu_numba.targets.half): their
-#: half tensors take one pass
+#: the functions with 2-byte loops (gelu_numba.targets.half, and the CUDA
+#: kernels of gelu_numba.targets.cuda_half): their half tensors take one pass
 HALF_CPU = ("gelu", "gelu_backward")
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
 #: run through float32 elsewhere
@@ -205,14 +205,31 @@ def _run_cpu_half(name, args, out):
         _checked(bfloat16_ufunc(f"{name}_bfloat16"), *map(_bits, args), out=_bits(out))
 
 
+def _run_cuda_half(name, args, out):
+    """One pass on the GPU, bits in and bits out: the 2-byte kernels of
+    :mod:`gelu_numba.targets.cuda_half` (correctly rounded, the CPU's bits),
+    on PyTorch's current stream.  Not yet run on a GPU (2026-11-26)."""
+    from numba import cuda
+
+    from gelu_numba.targets import cuda_half
+    fmt = "float16" if out.dtype == torch.float16 else "bfloat16"
+    bits = [a.detach().contiguous().view(torch.int16).reshape(-1) for a in args]
+    target = out.detach().view(torch.int16).reshape(-1)   # (contiguous: a view)
+    with cuda.gpus[out.device.index]:
+        if name == "gelu":
+            cuda_half.gelu_bits(*bits, target, fmt, stream=_stream(out.device))
+        else:
+            cuda_half.gelu_backward_bits(*bits, target, fmt, stream=_stream(out.device))
+
+
 def _apply(name, args, out, scale=None):
     """out = name(*args) (times ``scale`` if given), in out's dtype.  Half
     types: on the CPU, the exact GELU and its fused backward in one pass
     (:func:`_run_cpu_half`); else through float32 with one final rounding."""
     run = _RUN[out.device.type]
-    if (out.dtype in HALF and out.device.type == "cpu" and scale is None
-            and name in HALF_CPU):
-        _run_cpu_half(name, args, out)
+    if out.dtype in HALF and scale is None and name in HALF_CPU and (
+            out.device.type == "cpu" or out.is_contiguous()):
+        (_run_cpu_half if out.device.type == "cpu" else _run_cuda_half)(name, args, out)
     elif out.dtype in HALF:
         wide = torch.empty_like(out, dtype=torch.float32)
         run(name, [a.float() for a in args], wide)
