@@ -102,6 +102,22 @@ HALF32_FORMULA = ("x Phi(x), Phi(-a) = exp(-a^2/2) t P_8(t), t = 1/(1 + p a), in
                   "arithmetic (gelu_numba.kernels.half32)")
 
 
+#: the native 2-byte loops: a half-table entry only (no float32 function)
+HALF_NATIVE = "gelu_half_native"
+
+
+def _half_native(part, x, fmt):
+    """The 2-byte loops of ``part`` ("gelu" or "gelu_grad") on float32
+    values of ``fmt``, as float32."""
+    import gelu_numba
+    from gelu_numba import half
+    if fmt == "float16":
+        return getattr(gelu_numba, part)(x.astype(np.float16)).astype(np.float32)
+    bits = (x.view(np.uint32) >> 16).astype(np.uint16)
+    out = getattr(half, f"{part}_bfloat16")(bits)
+    return (out.astype(np.uint32) << 16).view(np.float32)
+
+
 def entries() -> dict:
     """name -> ``(kind, who, formula)`` for every swept entry, in table order:
     the exact gelu, the registry approximations, the production emulations."""
@@ -113,6 +129,9 @@ def entries() -> dict:
         out[name] = (r.kind, f"gelu_numba.approximations.gelu_{name}", r.description)
     out["half32"] = ("fit (float32 arithmetic, for half formats)", "gelu_numba.half.gelu_half32",
                      HALF32_FORMULA)
+    out[HALF_NATIVE] = ("exact (2-byte loops)", "gelu_numba.gelu on float16, "
+                        "gelu_numba.half.gelu_bfloat16 (and their gradients)",
+                        "the float64 GELU rounded once to the format (gelu_numba.kernels.half)")
     for name, e in PRODUCTION.items():
         out[name] = ("production", e.runs, e.formula)
     return out
@@ -365,7 +384,7 @@ def half_table(names) -> list[dict]:
     ref = _half_reference()
     rows = []
     for name in names:
-        fwd, grad = functions(name)
+        fwd, grad = (True, True) if name == HALF_NATIVE else functions(name)
         r = {"name": name}
         for fmt in ("float16", "bfloat16"):
             x = half_inputs(fmt)
@@ -378,7 +397,9 @@ def half_table(names) -> list[dict]:
                     r[f"{fmt}_{part}_wrong"] = None
                     continue
                 with np.errstate(all="ignore"):
-                    if part == "gelu" and name in PRODUCTION:
+                    if name == HALF_NATIVE:
+                        y = _half_native(part, x, fmt)
+                    elif part == "gelu" and name in PRODUCTION:
                         y = PRODUCTION[name].half_forward(x, fmt)
                     else:
                         y = to_format(f(x), fmt)
@@ -524,6 +545,9 @@ def main(argv=None) -> int:
     if args.no_float32:
         return 0
     t0 = time.perf_counter()
+    names = [n for n in names if n != HALF_NATIVE]   # (no float32 function)
+    if not names:
+        return 0
     stats = sweep(names, args.stride, args.workers, progress=not args.no_progress)
     rows = [row(n, p, stats[(n, p)]) for n in names for p in ("fwd", "grad") if (n, p) in stats]
     meta = {"command": command.strip(), "stride": args.stride,
