@@ -460,3 +460,22 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")
+
+
+def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkeypatch):
+    # the per-device choice: on GPUs with half-rate FP64 (cc 6.0, 7.0, 8.0,
+    # 9.0, 10.0) the float32 loop of the normal family runs the CPU's
+    # float32 kernel (float64 arithmetic, 0.5 + 2**-7 ulp); elsewhere the
+    # float32-arithmetic one (0.875 ulp).  The simulator has no compute
+    # capability: the choice is forced here both ways
+    x = np.linspace(-9, 5, 257).astype(np.float32)
+    assert target.FULL_RATE_FP64 >= {(8, 0), (9, 0)} and (8, 6) not in target.FULL_RATE_FP64
+    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    fp64 = gpu.gelu(x).copy_to_host()
+    monkeypatch.setattr(target, "full_rate_fp64", lambda: False)
+    fp32 = gpu.gelu(x).copy_to_host()
+    cpu = gelu_numba.gelu(x)
+    assert same_bits(fp64, cpu)                        # the CPU's kernel, bit for bit
+    assert not same_bits(fp32, cpu)                    # the other algorithm
+    # functions without a float32-arithmetic kernel have one variant
+    assert target.gpu_function("gelu_tanh").fp64_device is None

@@ -13,12 +13,18 @@ an FMA (results agree to 1 ulp); the error-free transformations, whose low
 parts a contraction would lose, use ``add_rn``/``mul_rn``, which it does not
 contract (:mod:`gelu_numba.kernels.primitives`).
 
-One exception, for speed: the float32 kernels of ``gelu``, ``gelu_grad``,
-``gelu_grad2``, ``gelu_backward``, ``ndtr`` and ``norm_pdf`` compute in
-float32 arithmetic (:mod:`gelu_numba.kernels.normal32_gpu_f32`: float-float
-steps, no FP64 instruction in their PTX), where the CPU's compute in
-float64; most GPUs run FP64 at 1/32 to 1/64 of their FP32 rate.  Their
-stated bound is 0.875 ulp (the CPU float32 kernels': 0.508 ulp);
+One exception, for speed, chosen per device: most GPUs run FP64 at 1/32 to
+1/64 of their FP32 rate, and there the float32 kernels of ``gelu``,
+``gelu_grad``, ``gelu_grad2``, ``gelu_backward``, ``ndtr`` and ``norm_pdf``
+compute in float32 arithmetic (:mod:`gelu_numba.kernels.normal32_gpu_f32`:
+float-float steps, no FP64 instruction in their PTX), where the CPU's
+compute in float64.  On devices with half-rate FP64 (compute capability
+6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200, B100/B200;
+:data:`gelu_numba.targets.cuda.FULL_RATE_FP64`) they run the CPU's kernel
+(the CPU's bound and bits, at about the same instruction count: the
+repository's ``benchmarks/results/gpu_sass_sm90.md``).  The device
+functions of :mod:`gelu_numba.gpu.device` always take the float32-arithmetic
+one.  Its stated bound is 0.875 ulp (the CPU float32 kernels': 0.508 ulp);
 measured on all 2**32 float32 inputs, at most <<gpu32_max_ulp>> ulp and
 <<gpu32_over_1ulp>> above 1 ulp, <<gpu32_correctly_rounded>> correctly rounded
 (``analysis/results/sweep_float32_gpu32.json`` in the gelu-numba repository;

@@ -114,13 +114,14 @@ def _all_float32(tys):
     return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
 
 
-def device_function(fn, doc=None):
+def device_function(fn, doc=None, full_fp64=False):
     """A lazily compiled CUDA device function of catalog record ``fn``:
-    the float32 kernel for all-float32 arguments, else the float64 one."""
+    the float32 kernel for all-float32 arguments, else the float64 one.
+    The float32 kernel is the GPU's own where the record has one (float32
+    arithmetic), or with ``full_fp64`` the CPU's (float64 arithmetic: the
+    better bound, for devices that run FP64 at half their FP32 rate)."""
     args = ", ".join(fn.params)
-    # float32: the GPU's own kernel where the record has one (float32
-    # arithmetic; the CPU's computes in float64)
-    k32 = fn.k32_gpu or fn.k32
+    k32 = fn.k32 if full_fp64 else (fn.k32_gpu or fn.k32)
 
     def pick(values):  # (pure-Python execution: the simulator)
         return k32 if all(isinstance(v, np.float32) for v in values) else fn.k64
@@ -432,13 +433,23 @@ class GpuFunction:
         blocks, threads = launch_config(math.prod(shape))
         launch(self.kernel(loop, layout), blocks, threads, stream, (*views, target))
 
+    #: the device function whose float32 kernel computes in float64, for
+    #: devices with full-rate FP64 (:func:`full_rate_fp64`), where the record
+    #: has a float32-arithmetic one too; a callable, None where it has not
+    fp64_device = None
+
     def kernel(self, loop, layout):
         """The ``@cuda.jit`` kernel of loop ``loop`` over operands laid out
-        as ``layout`` (see :func:`operands`), generated on first use."""
-        key = (loop, layout, UNROLL)
+        as ``layout`` (see :func:`operands`), generated on first use.  The
+        float32 loop on a device with full-rate FP64 runs the float64-
+        arithmetic float32 kernel (the better bound at about the same
+        instruction count), elsewhere the float32-arithmetic one."""
+        fp64 = loop == "f" and self.fp64_device is not None and full_rate_fp64()
+        key = (loop, layout, UNROLL, fp64)
         kernel = self._kernels.get(key)
         if kernel is None:
-            scope = {"dev": self.device, "cast": CAST[loop]}
+            dev = self.fp64_device() if fp64 else self.device
+            scope = {"dev": dev, "cast": CAST[loop]}
             if layout[0]:
                 kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
             else:
@@ -681,10 +692,36 @@ class FastLaunch:
 # ------------------------------------------------------------- registries
 
 @functools.cache
-def device(name):
+def device(name, full_fp64=False):
     """The device function of catalog function ``name``, built once (the
-    object :mod:`gelu_numba.gpu.device` publishes, with its documentation)."""
-    return device_function(catalog.lookup(name))
+    object :mod:`gelu_numba.gpu.device` publishes, with its documentation);
+    ``full_fp64``: the variant whose float32 kernel computes in float64
+    (:func:`device_function`)."""
+    return device_function(catalog.lookup(name), full_fp64=full_fp64)
+
+
+#: compute capabilities whose FP64 rate is half the FP32 rate (GP100, GV100,
+#: GA100, GH100/GH200, GB100/GB200); every other NVIDIA GPU runs FP64 at
+#: 1/32 to 1/64 of FP32
+FULL_RATE_FP64 = frozenset({(6, 0), (7, 0), (8, 0), (9, 0), (10, 0)})
+_FP64_RATE = {}
+
+
+@functools.cache
+def _device_available():
+    return cuda.is_available()
+
+
+def full_rate_fp64():
+    """Whether the current device runs FP64 at half its FP32 rate (never
+    under the simulator or without a device), cached per device."""
+    if SIMULATOR or not _device_available():   # (no device: PTX compiled ahead)
+        return False
+    dev = cuda.get_current_device()
+    full = _FP64_RATE.get(dev.id)
+    if full is None:
+        full = _FP64_RATE[dev.id] = tuple(dev.compute_capability) in FULL_RATE_FP64
+    return full
 
 
 @functools.cache
@@ -692,4 +729,7 @@ def gpu_function(name):
     """The :class:`GpuFunction` of catalog function ``name``, built once (the
     object :mod:`gelu_numba.gpu` publishes, with its documentation)."""
     fn = catalog.lookup(name)
-    return GpuFunction(name, device(name), fn.nin, None)
+    f = GpuFunction(name, device(name), fn.nin, None)
+    if fn.k32_gpu is not None:  # (a float32 kernel of each arithmetic)
+        f.fp64_device = functools.partial(device, name, True)
+    return f
