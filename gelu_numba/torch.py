@@ -32,9 +32,10 @@ Dtypes and accuracy (``approximate="none"``; errors against mpmath)
     ==================  ==============================================
     float64, float32    CPU: the ufunc's bits (its stated bound and
                         measured maximum are in ``help(gelu_numba.gelu)``);
-                        CUDA: the GPU kernel's (float32:
-                        ``kernels.normal32_gpu_f32``, float32 arithmetic, with
-                        its own bound: ``help(gelu_numba.gpu)``)
+                        CUDA: the GPU kernel's (float32: the CPU's
+                        kernel on half-rate-FP64 GPUs, else float32
+                        arithmetic with its own bound:
+                        ``help(gelu_numba.gpu)``)
     float16, bfloat16   CPU: one pass, bits in and out, correctly rounded
                         at every finite input, forward and backward (every
                         pair dy, x); CUDA: through the float32 kernel and
