@@ -8,8 +8,8 @@
   tensors viewed as int16).
 
 The tables are made on the first call for a format, from the float64 ufuncs
-(65,536 values each, milliseconds once those loops are compiled) and frozen
-into the loop as constants.
+(65,536 values each), and frozen into the loop as constants; the loops are
+not cached on disk (the tables are made afresh in each process).
 """
 
 import functools
@@ -21,8 +21,8 @@ from gelu_numba import catalog
 from gelu_numba.kernels import half as kernels
 from gelu_numba.kernels.primitives import inline
 
-#: the functions with 2-byte loops: name -> the float64 function whose
-#: values the table (or the backward's GELU' table) holds
+#: the functions with 2-byte loops (each table holds the float64
+#: function's values rounded once; the backward's holds GELU' in float64)
 FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward")
 #: the bfloat16 bit-pattern ufuncs: public name -> function
 BFLOAT16 = {f"{name}_bfloat16": name for name in FUNCTIONS}
