@@ -468,6 +468,10 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")
+    # float16 arrays are float16 values: read as bfloat16 they would be wrong
+    if fmt == "bfloat16":
+        with pytest.raises(TypeError, match="holds float16 values"):
+            gelu_bits(cuda.to_device(bits.view(np.float16)), out, fmt)
 
 
 def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkeypatch):

@@ -7,7 +7,6 @@ proven against mpmath elsewhere), mpmath for the half-precision types
 module swap.  CUDA tests run where PyTorch sees a GPU.
 """
 
-import re
 import subprocess
 import sys
 from pathlib import Path

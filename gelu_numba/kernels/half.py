@@ -36,8 +36,6 @@ Formats: float16 (11-bit significand, exponents -14..15) and bfloat16
 (8 bits, -126..127).  NaN gives the format's quiet NaN with the input's sign.
 """
 
-import math
-
 import numpy as np
 
 from gelu_numba.kernels.primitives import float32_bits, float32_from_bits, inline

@@ -349,10 +349,37 @@ class Registry:
         return self.get(fn)
 
     def public(self, fn, module, doc):
-        """The public :class:`Ufunc` of ``fn``, published in ``module``."""
+        """The public :class:`Ufunc` of ``fn``, published in ``module``;
+        ``doc`` gets the ufunc's Parameters and Returns (its loops')."""
+        doc += _interface(fn, "e" in self._chars(fn))
         wrapper = Ufunc(self.get(fn), fn.name, module, doc)
         _register_njit(wrapper, fn)
         return wrapper
+
+
+def _interface(fn, half):
+    """The ufunc's parameters and return value, NumPy-style (after the
+    catalog's mathematics and accuracy); ``half``: it has a float16 loop."""
+    names = ", ".join(fn.params)
+    inputs = "Real inputs, broadcast together" if fn.nin > 1 else "Real input"
+    f16 = "float16 (correctly rounded), " if half else ""
+    f16_out = "float16 for float16, bool and 8-bit integer inputs, " if half else ""
+    return f"""
+
+    Parameters
+    ----------
+    {names} : array_like or scalar
+        {inputs}: {f16}float32 or float64 (other real dtypes by NumPy's
+        safe casting, :mod:`gelu_numba.targets.dtypes`).
+    out, where, casting, order, dtype, subok
+        As for every NumPy ufunc.
+
+    Returns
+    -------
+    ndarray or scalar
+        The result in the dtype of the loop that ran: {f16_out}float32
+        for float32 inputs, float64 for float64 and wider integer inputs.
+"""
 
 
 REGISTRY = Registry(__name__, loop, half=True)

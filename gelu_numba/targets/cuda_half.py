@@ -60,6 +60,9 @@ def _check(fmt, *arrays):
         if np.dtype(a.dtype).itemsize != 2 or np.dtype(a.dtype).kind not in "uif":
             raise TypeError(f"expected 2-byte bit patterns (uint16, int16 or float16), "
                             f"got {a.dtype}")
+        if np.dtype(a.dtype) == np.float16 and fmt != "float16":
+            raise TypeError(f"a float16 array holds float16 values, not {fmt}: "
+                            "pass fmt='float16', or bit patterns as uint16")
         if a.size != n:
             raise ValueError("the operands must have one size")
 

@@ -11,7 +11,6 @@ import importlib
 import sys
 
 from gelu_numba import catalog
-from gelu_numba.targets import half as _half
 
 #: public module -> the factory of its functions, "module:function"
 _TARGETS = {
@@ -33,34 +32,7 @@ def build_ufunc(fn, module):
     home = fn.modules[0]
     if home != module and _TARGETS.get(home) == _TARGETS[module]:
         return getattr(importlib.import_module(home), fn.name)
-    half = module == catalog.TOP and fn.name in _half.FUNCTIONS
-    return _factory(module)(fn, module,
-                            fn.name + _signature(fn) + fn.doc + _interface(fn, half))
-
-
-def _interface(fn, half):
-    """The ufunc's parameters and return value, NumPy-style (after the
-    catalog's mathematics and accuracy); ``half``: it has a float16 loop."""
-    names = ", ".join(fn.params)
-    inputs = "Real inputs, broadcast together" if fn.nin > 1 else "Real input"
-    f16 = "float16 (correctly rounded), " if half else ""
-    f16_out = "float16 for float16, bool and 8-bit integer inputs, " if half else ""
-    return f"""
-
-    Parameters
-    ----------
-    {names} : array_like or scalar
-        {inputs}: {f16}float32 or float64 (other real dtypes by NumPy's
-        safe casting, :mod:`gelu_numba.targets.dtypes`).
-    out, where, casting, order, dtype, subok
-        As for every NumPy ufunc.
-
-    Returns
-    -------
-    ndarray or scalar
-        The result in the dtype of the loop that ran: {f16_out}float32
-        for float32 inputs, float64 for float64 and wider integer inputs.
-"""
+    return _factory(module)(fn, module, fn.name + _signature(fn) + fn.doc)
 
 
 def _signature(fn):
