@@ -282,14 +282,16 @@ def tune(cuda, gpu, target, n, rounds, batch):
     return rows, sorted_rows
 
 
-def registers(gpu, names):
-    """Registers per thread of each compiled kernel of ``names``."""
+def registers(gpu, names, simulated=False):
+    """Registers per thread of each compiled kernel of ``names`` (none under
+    the simulator, which still walks the kernels' keys)."""
     out = {}
     for name in names:
-        for (loop, layout, _), k in getattr(gpu, name)._kernels.items():
-            regs = k.get_regs_per_thread()
-            out[f"{name} {'float32' if loop == 'f' else 'float64'}"
-                f"{'' if layout[0] else ' (N-D)'}"] = sorted(set(regs.values()))
+        for (loop, layout, _unroll, fp64), k in getattr(gpu, name)._kernels.items():
+            regs = {} if simulated else k.get_regs_per_thread()
+            kind = ("float64" if loop == "d" else
+                    "float32 (float64 arithmetic)" if fp64 else "float32")
+            out[f"{name} {kind}{'' if layout[0] else ' (N-D)'}"] = sorted(set(regs.values()))
     return out
 
 
@@ -350,7 +352,7 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accu
         lines += ["", "Sorted input (each warp's elements close together), default "
                   "configuration: " + "; ".join(
                       f"{r['function']} {r['dtype']} {r['fraction']:.0%}" for r in sorted_rows)]
-    if regs:
+    if any(regs.values()):
         lines += ["", "Registers per thread: " + "; ".join(
             f"{k} {', '.join(map(str, v))}" for k, v in sorted(regs.items()))]
     from analysis.common import machine_info
@@ -411,8 +413,8 @@ def main(argv=None):
     if "gelu" in names and args.cpu_n[0] in args.sizes:
         cpu = (cpu_comparison(args.cpu_n[0], rows), args.cpu_n[0])
     tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else None
-    regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names]) \
-        if not target.SIMULATOR else {}
+    regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names],
+                     target.SIMULATOR)
     text = report(dev, rows, extra, cpu, tune_rows, regs, argv, missing, accuracy, host)
     print(text)
     if args.out:

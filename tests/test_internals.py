@@ -4,6 +4,7 @@ versions (a library that moved its internals fails here, by name)."""
 
 import importlib
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gelu_numba"
 #: API Numba documents, numba.core.types/cgutils/errors/config, is public)
 PRIVATE = re.compile(r"numpy\._core|numpy\.core\b|_multiarray_umath|numba\.core\.registry|"
                      r"numba\.core\.dispatcher|numba\.np\b|_codelibrary|cudadrv|"
-                     r"torch\._C|torch\._functorch")
+                     r"torch\._C|torch\._functorch|torch\.library\._")
 
 
 @pytest.mark.parametrize("name, needs", [("numpy_ufunc", None), ("numba_core", None),
@@ -54,3 +55,41 @@ def test_private_names_only_in_internals():
             if PRIVATE.search(code):
                 found.append(f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_replace_kernel_where_impl_refuses_overrides():
+    # PyTorch 2.11's Library.impl has no allow_override and refuses a second
+    # Python kernel for a key (custom_op's Autograd kernel is the first):
+    # replace_kernel must still install ours there, and through 2.13's
+    # allow_override where it exists
+    torch = pytest.importorskip("torch")
+    from gelu_numba.internals import torch_dispatch
+
+    class OldLibrary(torch.library.Library):
+        def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False):
+            key = f"{self.ns}/{op_name}/{dispatch_key}"
+            if key in torch.library._impls:
+                raise RuntimeError("already a kernel registered from python")
+            return super().impl(op_name, fn, dispatch_key, with_keyset=with_keyset)
+
+    for i, cls in enumerate((OldLibrary, torch.library.Library)):
+        ns = f"gelu_numba_test_replace{i}"
+
+        @torch.library.custom_op(f"{ns}::twice", mutates_args=())
+        def twice(x: torch.Tensor) -> torch.Tensor:
+            return 2 * x
+
+        twice.register_autograd(lambda ctx, g: 2 * g)
+
+        def autograd(keyset, x):
+            return torch.full_like(x, 7.0)
+
+        lib = cls(ns, "IMPL")
+        if cls is OldLibrary:   # the refusal that replace_kernel avoids
+            with pytest.raises(RuntimeError, match="already a kernel"):
+                lib.impl("twice", autograd, "Autograd", with_keyset=True)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
+            torch_dispatch.replace_kernel(lib, "twice", autograd, "Autograd")
+        x = torch.ones(3, requires_grad=True)
+        assert torch.equal(getattr(getattr(torch.ops, ns), "twice")(x), torch.full((3,), 7.0))

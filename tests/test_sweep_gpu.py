@@ -75,7 +75,7 @@ def test_sweep_and_cli(tmp_path):
     assert sf.main(["--device", "gpu", "--functions", "ndtr", "--stride", str(stride),
                     "--no-progress", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert data["device"] == "gpu" and data["gpu"] == "simulator"
+    assert data["device"] == "gpu" and data["gpu"] == sweep_gpu.device_name()
     assert data["results"][0]["function"] == "ndtr"
     assert data["results"][0]["checked"] == sf.n_inputs(stride)
 

@@ -18,7 +18,14 @@
   ``torch.library.custom_op``'s generated kernel does (which has no jvp).
   If they change: ``register_autograd`` (backward only) and forward mode
   through the public functions alone.
+* ``torch.library._impls``: PyTorch before ``Library.impl`` took
+  ``allow_override`` (2.11 has not, 2.13 has and allows by default) refuses
+  a second Python kernel for a key where ``custom_op`` put its Autograd
+  kernel; replacing that kernel is the point, so its entry is dropped
+  first.  If it changes: the import fails naming the key.
 """
+
+import inspect
 
 import torch
 
@@ -45,6 +52,16 @@ def redispatch_below_autograd(opoverload, keyset, *args):
     """``opoverload(*args)`` with the Autograd keys of ``keyset`` removed."""
     with torch._C._AutoDispatchBelowAutograd():
         return opoverload.redispatch(keyset & torch._C._after_autograd_keyset, *args)
+
+
+def replace_kernel(lib, name, fn, dispatch_key):
+    """``lib.impl(name, fn, dispatch_key, with_keyset=True)``, replacing the
+    Python kernel already registered there (``custom_op``'s own)."""
+    if "allow_override" in inspect.signature(lib.impl).parameters:
+        lib.impl(name, fn, dispatch_key, with_keyset=True, allow_override=True)
+        return
+    torch.library._impls.discard(f"{lib.ns}/{name}/{dispatch_key}")
+    lib.impl(name, fn, dispatch_key, with_keyset=True)
 
 
 def probe():

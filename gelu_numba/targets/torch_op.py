@@ -622,8 +622,8 @@ _AUTOGRAD = torch.library.Library(_LIB, "IMPL")
 with warnings.catch_warnings():
     # custom_op registered a backward-only kernel at definition: replaced
     warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
-    _AUTOGRAD.impl("gelu", _gelu_autograd, "Autograd", with_keyset=True)
-    _AUTOGRAD.impl("derivative", _derivative_autograd, "Autograd", with_keyset=True)
+    torch_dispatch.replace_kernel(_AUTOGRAD, "gelu", _gelu_autograd, "Autograd")
+    torch_dispatch.replace_kernel(_AUTOGRAD, "derivative", _derivative_autograd, "Autograd")
 
 
 class EagerGelu(torch.autograd.Function):
