@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -246,11 +247,42 @@ def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
         assert f["gelu"]._fast_launcher("d") is None
 
 
-def test_fast_launch_call_packs_and_caches():
+def _bare_launcher(monkeypatch, binds):
+    """A FastLaunch of no kernel whose context binding is recorded."""
+    launcher = object.__new__(target.FastLaunch)
+    launcher._device_id, launcher._bound = 3, threading.local()
+    monkeypatch.setattr(target.cuda, "current_context",
+                        lambda dev: binds.append((dev, threading.get_ident())))
+    return launcher
+
+
+def test_fast_launch_binds_a_context_once_per_thread(monkeypatch):
+    # the driver launches on the calling thread's current context, and
+    # PyTorch's autograd workers run with none bound: each thread binds the
+    # launcher's device once, before its first launch
+    binds, calls = [], []
+    launcher = _bare_launcher(monkeypatch, binds)
+    launcher._handles = {}
+    launcher._from_handle = lambda h: f"core {h}"
+    launcher._grid = lambda n: "config"
+    launcher._itemsize = 4
+    launcher._kernel = "kernel"
+    launcher._launch = lambda *a: calls.append(a)
+    launcher.on_handle((0x10, 0x20), 64, 5)
+    launcher.on_handle((0x10, 0x20), 64, 5)
+    assert binds == [(3, threading.get_ident())] and len(calls) == 2
+    worker = threading.Thread(target=launcher.on_handle, args=((0x10, 0x20), 64, 5))
+    worker.start()
+    worker.join()
+    assert len(binds) == 2 and binds[1][0] == 3 and binds[1][1] != binds[0][1]
+    assert [c[0] for c in calls] == ["core 5"] * 3
+
+
+def test_fast_launch_call_packs_and_caches(monkeypatch):
     """FastLaunch.__call__ with cuda.core's launch and stream conversion
     replaced: the grid, the stream and the packed words it hands over."""
-    calls, converted = [], []
-    launcher = object.__new__(target.FastLaunch)
+    calls, converted, binds = [], [], []
+    launcher = _bare_launcher(monkeypatch, binds)
     launcher._kernel, launcher._itemsize, launcher._max_blocks = "kernel", 8, 100
     launcher._threads = 128
     launcher._launch = lambda *a: calls.append(a)
@@ -285,6 +317,7 @@ def test_fast_launch_call_packs_and_caches():
     launcher((0x10, 0x20), 1000, slotted)
     assert [c[0] for c in calls[-2:]] == ["core 9", "core 9"]
     assert converted == [stream, slotted, slotted]
+    assert binds == [(3, threading.get_ident())]
 
 
 def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):

@@ -666,6 +666,29 @@ def test_cuda_fast_launch_is_taken_and_exact(dtype):
 
 
 @CUDA
+def test_cuda_fast_launch_from_a_thread_with_no_context():
+    # a fresh thread has no CUDA context bound (PyTorch's autograd workers
+    # neither: test_cuda_matches_cpu's backward); the fast launch binds one
+    import threading
+    x = _x(4099).cuda()
+    got = {}
+
+    def work():
+        try:
+            got["y"] = gt.gelu(x).cpu()
+        except BaseException as exc:  # (re-raised below, on the test's thread)
+            got["error"] = exc
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    if "error" in got:
+        raise got["error"]
+    assert same_bits(got["y"], gt.gelu(x).cpu())
+    assert _within_one_ulp(got["y"], gt.gelu(x.cpu()))
+
+
+@CUDA
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_cuda_halves_in_one_pass_are_the_cpu_bits(dtype):
     # contiguous half tensors: the 2-byte kernels, bits in and out, the same

@@ -58,6 +58,7 @@ Fast launches
 
 import functools
 import math
+import threading
 import warnings
 import weakref
 
@@ -618,6 +619,13 @@ class FastLaunch:
     built; grid configurations and the stream
     objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
     that takes no weak reference is converted on each call).
+
+    The driver launches on the calling thread's current context, and a
+    thread may have none: PyTorch's autograd workers run the backward with
+    no context bound (2.11 on an H200: CUDA_ERROR_INVALID_CONTEXT), where
+    numba-cuda's own launch would bind one.  So the first launch on each
+    thread binds this device's primary context (``cuda.current_context``,
+    as numba-cuda does) if none is current.
     """
 
     def __init__(self, dispatcher, nin, loop):
@@ -637,6 +645,12 @@ class FastLaunch:
         self._streams = weakref.WeakKeyDictionary()
         self._from_handle = Stream.from_handle
         self._handles = {}
+        self._device_id = _current_device_id()
+        self._bound = threading.local()
+
+    def _bind(self):
+        cuda.current_context(self._device_id)
+        self._bound.done = True
 
     def _grid(self, n):
         blocks = grid_blocks(n, self._threads, self._max_blocks)
@@ -651,6 +665,8 @@ class FastLaunch:
         ``torch.cuda.Stream.cuda_stream``; 0 is the legacy default stream).
         The ``cuda.core`` stream of each handle is made once and kept: the
         caller's streams must outlive it (PyTorch's pool streams do)."""
+        if not hasattr(self._bound, "done"):
+            self._bind()
         core_stream = self._handles.get(handle)
         if core_stream is None:
             core_stream = self._handles[handle] = self._from_handle(handle)
@@ -658,6 +674,8 @@ class FastLaunch:
                      *pack_arguments(pointers, n, self._itemsize))
 
     def __call__(self, pointers, n, stream):
+        if not hasattr(self._bound, "done"):
+            self._bind()
         config = self._grid(n)
         if isinstance(stream, int):  # (0: _stream_handle admits no other int)
             core_stream = self._default_stream
