@@ -82,12 +82,19 @@ def _torch_stream(torch):
     return runs_on_stream
 
 
+def _torch_tensor(torch, a):
+    """A CUDA array as a tensor without a copy; uint16 as bfloat16 (its bit
+    patterns: NumPy has no bfloat16)."""
+    t = torch.as_tensor(a, device="cuda")
+    return t.view(torch.bfloat16) if t.dtype == torch.uint16 else t
+
+
 def _torch_peer(op):
     def factory():
         torch = _torch()
 
         def call(*arrays):
-            return op(torch, *(torch.as_tensor(a, device="cuda") for a in arrays))
+            return op(torch, *(_torch_tensor(torch, a) for a in arrays))
 
         return call, _torch_stream(torch)
     return factory
@@ -187,12 +194,13 @@ def _f64_arith_peer(function):
 
 _BOTH = ("float32", "float64")
 _F32 = ("float32",)
+_TORCH = _BOTH + ("bfloat16", "float16")
 #: peer -> (the gelu_numba function it is judged as, its dtypes, factory)
 PEERS = {
-    "torch_gelu": ("gelu", _BOTH, _torch_peer(lambda t, x: t.nn.functional.gelu(x))),
-    "torch_gelu_tanh": ("gelu", _BOTH, _torch_peer(
+    "torch_gelu": ("gelu", _TORCH, _torch_peer(lambda t, x: t.nn.functional.gelu(x))),
+    "torch_gelu_tanh": ("gelu", _TORCH, _torch_peer(
         lambda t, x: t.nn.functional.gelu(x, approximate="tanh"))),
-    "torch_gelu_backward": ("gelu_backward", _BOTH, _torch_peer(
+    "torch_gelu_backward": ("gelu_backward", _TORCH, _torch_peer(
         lambda t, dy, x: t.ops.aten.gelu_backward(dy, x))),
     "jax_gelu": ("gelu", _F32, _jax_peer(False)),
     "jax_gelu_tanh": ("gelu", _F32, _jax_peer(True)),

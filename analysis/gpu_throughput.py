@@ -28,6 +28,11 @@ marked in the table).  ``--accuracy`` adds the exhaustive float32 results
 of a GPU sweep (``python -m analysis.sweep_float32 --device gpu --peers
 all --out SWEEP.json``) beside them.
 
+The 2-byte kernels (``--half``, the default: bfloat16 and float16
+``gelu`` and ``gelu_backward`` of :mod:`gelu_numba.targets.cuda_half`,
+through the fast launch that ``gelu_numba.torch`` takes) are timed the same
+way on bit-pattern buffers, beside PyTorch's on the same buffers.
+
 Host time per call: float32 ``gelu`` on ``--host-n`` elements (2**20)
 already on the device, called back to back on the default stream through
 the fast launch (with and without ``out=``), the general path, numba-cuda's
@@ -54,6 +59,10 @@ import numpy as np
 
 CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
 DTYPES = ("float32", "float64")
+#: the 2-byte formats (gelu_numba.targets.cuda_half: gelu and gelu_backward
+#: on bit patterns; bfloat16 travels as uint16, NumPy having no bfloat16)
+HALF = ("bfloat16", "float16")
+HALF_FUNCTIONS = ("gelu", "gelu_backward")
 
 
 def _sizes(text):
@@ -90,6 +99,9 @@ def parse_args(argv):
                         "--out ...) to report beside the timings")
     p.add_argument("--host-n", type=_sizes, default=[2**20],
                    help="array size of the host-cost-per-call table (default 2**20)")
+    p.add_argument("--half", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time the bfloat16 and float16 kernels of gelu and "
+                        "gelu_backward (default: on)")
     p.add_argument("--out", help="also write the markdown report here")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.batch < 1:
@@ -144,27 +156,59 @@ def device_info(cuda):
             "cc": ".".join(map(str, dev.compute_capability))}
 
 
-def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=()):
+def _host_values(rng, n, dt, sort):
+    """n standard-normal values of ``dt`` (bfloat16: their bit patterns as
+    uint16, rounded by truncation)."""
+    host = rng.standard_normal(n)
+    if sort:
+        host.sort()
+    if dt == "bfloat16":
+        return (host.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return host.astype(dt)
+
+
+def _half_call(name, fmt, args, out, stream):
+    """The 2-byte kernel of ``name`` on numba device arrays: through its
+    fast launch where there is one (gelu_numba.torch's path), else the
+    general one."""
+    from gelu_numba.targets import cuda_half
+    launcher = cuda_half.fast_launcher(name, fmt)
+    if launcher is not None:
+        pointers = tuple(a.device_ctypes_pointer.value for a in (*args, out))
+        return lambda: launcher(pointers, out.size, stream)
+    if name == "gelu":
+        return lambda: cuda_half.gelu_bits(args[0], out, fmt, stream=stream)
+    return lambda: cuda_half.gelu_backward_bits(*args, out, fmt, stream=stream)
+
+
+def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes=DTYPES):
     """Rows of timings: ``names`` of gelu_numba.gpu, then the ``peers``
-    (:class:`analysis.gpu_peers.Peer`) on the same buffers."""
+    (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
+    ``dtypes`` (those of :data:`HALF`: the 2-byte kernels of ``names`` in
+    :data:`HALF_FUNCTIONS`)."""
     rows = []
     rng = np.random.default_rng(0)
     # a stream of its own: on the default stream numba's device-to-device
     # copy is synchronous, and its host round trip would be timed too
     stream = cuda.stream()
     for n in sizes:
-        for dt in DTYPES:
-            host = rng.standard_normal(n).astype(dt)
-            if sort:
-                host.sort()
+        for dt in dtypes:
+            host = _host_values(rng, n, dt, sort)
             x = cuda.to_device(host)
             y = cuda.to_device(host[::-1].copy())
-            out = cuda.device_array(n, dt)
+            out = cuda.device_array(n, host.dtype)
             copy = _event_time(lambda: out.copy_to_device(x, stream=stream),
                                rounds, batch, cuda, stream)
-            item = np.dtype(dt).itemsize
+            item = host.dtype.itemsize
             copy_bw = 2 * n * item / copy[0]
             for name in names:
+                if dt in HALF:
+                    if name in HALF_FUNCTIONS:
+                        nin = 1 if name == "gelu" else 2
+                        t = _event_time(_half_call(name, dt, (x, y, y)[:nin], out, stream),
+                                        rounds, batch, cuda, stream)
+                        rows.append(_row(name, dt, n, t, (nin + 1) * n * item, copy_bw))
+                    continue
                 f = getattr(gpu, name)
                 args = (x, y, y)[:f.nin] if name != "soi_map" else (x,)
                 call = ((lambda: f(x, seed=1, out=out, stream=stream))
@@ -402,7 +446,7 @@ def main(argv=None):
         with open(args.accuracy) as fh:
             accuracy = json.load(fh)
     rows = measure(names, args.sizes, args.rounds, args.batch, cuda, gpu,
-                   peers=list(peers.values()))
+                   peers=list(peers.values()), dtypes=DTYPES + (HALF if args.half else ()))
     host_n = args.host_n[0] if not target.SIMULATOR else min(args.host_n[0], 64)
     host = (host_costs(cuda, gpu, host_n, args.rounds, args.batch), host_n)
     extra = []

@@ -138,6 +138,17 @@ for name in sys.argv[1:]:
             "read": sorted({int(m) for m in re.findall(
                 r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
         }
+from gelu_numba.targets import cuda_half
+u16, f64 = types.Array(types.uint16, 1, "C"), types.Array(types.float64, 1, "C")
+for key, fn, sig in (("half gelu", cuda_half._lookup.py_func, (u16, u16, u16)),
+                     ("half gelu_backward", cuda_half._backward_kernel("bfloat16").py_func,
+                      (u16, u16, f64, u16))):
+    ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+    out[key] = {
+        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
+        "read": sorted({int(m) for m in re.findall(
+            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
+    }
 print(json.dumps(out))
 """
 
@@ -171,6 +182,18 @@ def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
     assert "nitems" in used or "shape" in used  # the loop's length
 
 
+@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
+def test_half_kernels_take_seven_words_per_array(abi, name, nin):
+    # the 2-byte kernels: inputs, the table, out; each array's data read,
+    # and of the rest only what the packing fills with the array's own values
+    entry = abi[f"half {name}"]
+    arrays = nin + 2
+    assert entry["params"] == ["u64"] * (7 * arrays)
+    read = entry["read"]
+    assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
+    assert {ABI_FIELDS[p % 7] for p in read} <= {"nitems", "data", "shape", "strides"}
+
+
 def test_simulator_has_no_fast_path():
     assert target.FAST_LAUNCH == (not target.SIMULATOR)
 
@@ -189,7 +212,7 @@ class Recorder:
     def __call__(self, pointers, n, stream):
         Recorder.launches.append((self.loop, pointers, n, stream))
 
-    def agrees(self, function, loop):
+    def agrees(self, inputs, general):
         return Recorder.agree
 
 
@@ -250,7 +273,7 @@ def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
 def _bare_launcher(monkeypatch, binds):
     """A FastLaunch of no kernel whose context binding is recorded."""
     launcher = object.__new__(target.FastLaunch)
-    launcher._device_id, launcher._bound = 3, threading.local()
+    launcher._device_id, launcher._bound, launcher._fixed = 3, threading.local(), {}
     monkeypatch.setattr(target.cuda, "current_context",
                         lambda dev: binds.append((dev, threading.get_ident())))
     return launcher
@@ -334,3 +357,48 @@ def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
     # each with the kernel of the unroll factor of its time
     assert Recorder.built[0][1] is not Recorder.built[1][1]
     assert Recorder.built[1][1] is Recorder.built[2][1]
+
+
+@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
+def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
+    # gelu_numba.torch's CUDA halves: the 2-byte kernels of cuda_half with
+    # their table fixed after the inputs, checked on every bit pattern
+    # against the general path before first use, built once per device
+    from numba import cuda
+
+    from gelu_numba.targets import cuda_half, half
+    from gelu_numba.targets.half import bfloat16_ufunc
+    built = []
+
+    class Fake:
+        def __init__(self, kernel, n_in, loop, dtype, fixed):
+            built.append((n_in, np.dtype(dtype), {k: v.copy_to_host() for k, v in fixed.items()}))
+
+        def agrees(self, inputs, general):
+            assert len(inputs) == nin and all(a.dtype == np.uint16 for a in inputs)
+            assert all(np.array_equal(np.sort(a.view(np.uint16)), np.arange(2**16)) for a in inputs)
+            # the general callable runs the general kernel (here on the simulator)
+            xs = [cuda.to_device(a[:64].copy()) for a in inputs]
+            out = cuda.device_array(64, np.uint16)
+            general(xs, out)
+            if nin == 1:
+                want = half.table("gelu", "bfloat16")[inputs[0][:64]]
+            else:
+                want = bfloat16_ufunc("gelu_backward_bfloat16")(inputs[0][:64], inputs[1][:64])
+            assert np.array_equal(out.copy_to_host(), want)
+            return True
+
+    monkeypatch.setattr(target, "FAST_LAUNCH", True)
+    monkeypatch.setattr(target, "FastLaunch", Fake)
+    monkeypatch.setattr(target, "_current_device_id", lambda: 0)
+    monkeypatch.setattr(cuda_half, "_FAST", {})
+    launcher = cuda_half.fast_launcher(name, "bfloat16")
+    assert isinstance(launcher, Fake) and cuda_half.fast_launcher(name, "bfloat16") is launcher
+    (n_in, dtype, fixed), = built
+    assert n_in == nin and dtype == np.uint16 and list(fixed) == [nin]
+    assert fixed[nin].tobytes() == half.table(name, "bfloat16").tobytes()   # (NaNs in it)
+
+
+def test_half_launchers_are_not_taken_on_the_simulator():
+    from gelu_numba.targets import cuda_half
+    assert not target.FAST_LAUNCH and cuda_half.fast_launcher("gelu", "float16") is None

@@ -439,10 +439,19 @@ def test_throughput_script_runs(tmp_path, capsys):
     assert text.startswith("# GPU throughput: ")
     for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64"):
         assert name in text
+    # the 2-byte kernels of gelu and gelu_backward (none of soi_map)
+    halves = {tuple(c.strip() for c in line.split("|")[1:3]) for line in text.splitlines()
+              if "| bfloat16 |" in line or "| float16 |" in line}
+    assert halves == {(f, d) for f in ("`gelu`", "`gelu_backward`")
+                      for d in ("bfloat16", "float16")}
     host = text.split("## Host time per call")[1]
     for call in ("`gpu.gelu(x, out=out)`", "general path", "dispatcher alone"):
         assert call in host
     assert "wrote" in capsys.readouterr().out
+    assert gpu_throughput.main(["--sizes", "64", "--rounds", "1", "--batch", "1", "--no-half",
+                                "--functions", "gelu", "--peers", "none",
+                                "--out", str(out)]) == 0
+    assert "bfloat16" not in out.read_text()
     assert gpu_throughput.main(["--functions", "nope"]) == 2
     with pytest.raises(SystemExit):
         gpu_throughput.main(["--sizes", "abc"])

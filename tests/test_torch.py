@@ -691,14 +691,18 @@ def test_cuda_fast_launch_from_a_thread_with_no_context():
 @CUDA
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_cuda_halves_in_one_pass_are_the_cpu_bits(dtype):
-    # contiguous half tensors: the 2-byte kernels, bits in and out, the same
-    # correctly rounded bits as the CPU loops (forward and fused backward)
+    # contiguous half tensors: the 2-byte kernels through their fast launch,
+    # bits in and out, the same correctly rounded bits as the CPU loops
+    # (forward and fused backward)
+    from gelu_numba.targets import torch_op
     x = _x(50_000, dtype=torch.float32).to(dtype)
     dy = torch.flip(x, [0]).contiguous()
     xc, dyc = x.cuda(), dy.cuda()
+    before = torch_op.FAST_CUDA_CALLS[0]
     assert torch.equal(gt.gelu(xc).cpu().view(torch.int16), gt.gelu(x).view(torch.int16))
     assert torch.equal(gt.gelu_backward(dyc, xc).cpu().view(torch.int16),
                        gt.gelu_backward(dy, x).view(torch.int16))
+    assert torch_op.FAST_CUDA_CALLS[0] == before + 2
 
 
 @CUDA

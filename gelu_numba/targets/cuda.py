@@ -493,24 +493,44 @@ class GpuFunction:
             return self._fast[key]
         except KeyError:
             pass
-        why = None
-        try:
-            launcher = FastLaunch(self.kernel(loop, flat_layout(self.nin)), self.nin, loop)
-            if not launcher.agrees(self, loop):
-                why = ("disagrees with numba-cuda's on a probe (has numba-cuda's "
-                       "kernel-argument ABI changed?)")
-        except (AttributeError, ImportError, TypeError) as e:
-            # (the numba-cuda internals it is built from have moved)
-            why = f"cannot be built with this numba-cuda ({type(e).__name__}: {e})"
-        if why is not None:
-            warnings.warn(f"gelu_numba.gpu.{self.__name__}: the fast launch {why}; "
-                          "using numba-cuda's launch", RuntimeWarning, stacklevel=4)
-            launcher = None
+        probe = _PROBE.astype(_FLOAT[loop])
+        launcher = checked_launcher(
+            f"gelu_numba.gpu.{self.__name__}",
+            lambda: FastLaunch(self.kernel(loop, flat_layout(self.nin)), self.nin, loop),
+            lambda fast: fast.agrees([probe] * self.nin,
+                                     lambda xs, out: self._call(tuple(xs), out, 0)))
         self._fast[key] = launcher
         return launcher
 
 
 # ------------------------------------------------------------ fast launches
+
+#: the probe of special and ordinary values on which a float launcher must
+#: give the general path's bits before its first use
+_PROBE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -3.5, 7.25, -10.0, 40.0, -40.0, 1e-30, -1e-30,
+                   np.inf, -np.inf, np.nan] + list(np.linspace(-8, 8, 1009)))
+
+
+def checked_launcher(label, build, agrees):
+    """The :class:`FastLaunch` that ``build()`` makes, if ``agrees(it)``
+    (the general path's bits on a probe); else None, with a
+    ``RuntimeWarning`` naming ``label`` and why (numba-cuda internals that
+    moved, a kernel-argument ABI that changed)."""
+    why = None
+    try:
+        launcher = build()
+        if not agrees(launcher):
+            why = ("disagrees with numba-cuda's on a probe (has numba-cuda's "
+                   "kernel-argument ABI changed?)")
+    except (AttributeError, ImportError, TypeError) as e:
+        # (the numba-cuda internals it is built from have moved)
+        why = f"cannot be built with this numba-cuda ({type(e).__name__}: {e})"
+    if why is None:
+        return launcher
+    warnings.warn(f"{label}: the fast launch {why}; using numba-cuda's launch",
+                  RuntimeWarning, stacklevel=5)
+    return None
+
 
 #: whether calls may take :class:`FastLaunch` (never under the simulator,
 #: which has no driver)
@@ -592,15 +612,26 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-def pack_arguments(pointers, n, itemsize):
+def pack_array(pointer, n, itemsize):
+    """The kernel parameters of one 1-D C-contiguous array of ``n``
+    elements at ``pointer``: numba's array data model, ``(meminfo, parent,
+    nitems, itemsize, data, shape[0], strides[0])``, each a pointer-sized
+    integer (as numba-cuda's own ``_Kernel.launch`` passes them); meminfo
+    and parent are null on the device."""
+    return (0, 0, n, itemsize, pointer, n, itemsize)
+
+
+def pack_arguments(pointers, n, itemsize, fixed=None):
     """The kernel parameters of the flat loop over 1-D C-contiguous arrays
-    of ``n`` elements at ``pointers``: numba's array data model, per array
-    ``(meminfo, parent, nitems, itemsize, data, shape[0], strides[0])``, each
-    a pointer-sized integer (as numba-cuda's own ``_Kernel.launch`` passes
-    them); meminfo and parent are null on the device."""
+    of ``n`` elements at ``pointers`` (:func:`pack_array` each), with
+    ``fixed``'s packed arrays (a device table, say: ``{position: words}``)
+    put in at their positions."""
     args = []
     for p in pointers:
         args += (0, 0, n, itemsize, p, n, itemsize)
+    if fixed:
+        for at, words in fixed.items():
+            args[7 * at:7 * at] = words
     return args
 
 
@@ -613,8 +644,10 @@ class FastLaunch:
     ``cuda.core.launch`` with arguments packed by :func:`pack_arguments`.
 
     Built from numba-cuda's compiled kernel for the signature
-    ``(array(dtype, 1d, C),) * (nin + 1)``, the one its dispatcher compiles
-    for contiguous 1-D device arrays, with the launch constants
+    ``(array(dtype, 1d, C),) * (nin + 1)`` (dtype: the loop's, or
+    ``dtype``), the one its dispatcher compiles for contiguous 1-D device
+    arrays (with ``fixed``'s device arrays, a table say, at their
+    positions: ``{position: array}``), with the launch constants
     (``UNROLL``, ``THREADS_PER_BLOCK``, ``BLOCKS_PER_SM``) of the time it is
     built; grid configurations and the stream
     objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
@@ -628,13 +661,20 @@ class FastLaunch:
     as numba-cuda does) if none is current.
     """
 
-    def __init__(self, dispatcher, nin, loop):
+    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None):
         from cuda.core import LaunchConfig, Stream, launch as core_launch
 
-        dtype = types.float32 if loop == "f" else types.float64
-        compiled = dispatcher.compile((types.Array(dtype, 1, "C"),) * (nin + 1))
+        dtype = np.dtype(_FLOAT[loop] if dtype is None else dtype)
+        argtypes = [types.Array(types.from_dtype(dtype), 1, "C")] * (nin + 1)
+        self._fixed = {}
+        for at, array in sorted((fixed or {}).items()):
+            # a device array passed in every launch (a table): its own type
+            argtypes.insert(at, types.Array(types.from_dtype(array.dtype), 1, "C"))
+            self._fixed[at] = pack_array(array.device_ctypes_pointer.value, array.size,
+                                         array.dtype.itemsize)
+        compiled = dispatcher.compile(tuple(argtypes))
         self._kernel = numba_cuda.kernel_handle(compiled)
-        self._itemsize = np.dtype(_FLOAT[loop]).itemsize
+        self._itemsize = dtype.itemsize
         self._threads = THREADS_PER_BLOCK
         self._max_blocks = _sm_count() * BLOCKS_PER_SM  # (of this device)
         self._launch = core_launch
@@ -671,7 +711,7 @@ class FastLaunch:
         if core_stream is None:
             core_stream = self._handles[handle] = self._from_handle(handle)
         self._launch(core_stream, self._grid(n), self._kernel,
-                     *pack_arguments(pointers, n, self._itemsize))
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
 
     def __call__(self, pointers, n, stream):
         if not hasattr(self._bound, "done"):
@@ -689,21 +729,17 @@ class FastLaunch:
                 except TypeError:
                     pass  # (no weak reference to it, as to cuda.core's own streams)
         self._launch(core_stream, config, self._kernel,
-                     *pack_arguments(pointers, n, self._itemsize))
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
 
-    def agrees(self, function, loop):
-        """Whether this launcher and the general path give the same bits on
-        a probe of special and ordinary values (every input set to it)."""
-        dtype = _FLOAT[loop]
-        probe = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -3.5, 7.25, -10.0, 40.0,
-                          -40.0, 1e-30, -1e-30, np.inf, -np.inf, np.nan]
-                         + list(np.linspace(-8, 8, 1009)), dtype=dtype)
-        x = cuda.to_device(probe)
-        fast, slow = cuda.device_array_like(x), cuda.device_array_like(x)
-        pointers = (x.device_ctypes_pointer.value,) * function.nin + (
-            fast.device_ctypes_pointer.value,)
-        self(pointers, probe.size, 0)
-        function._call((x,) * function.nin, slow, 0)
+    def agrees(self, inputs, general):
+        """Whether this launcher and ``general(device_inputs, out)`` (the
+        general path) give the same bits on the host arrays ``inputs`` (of
+        one size and dtype, which the output takes)."""
+        xs = [cuda.to_device(a) for a in inputs]
+        fast, slow = cuda.device_array_like(xs[0]), cuda.device_array_like(xs[0])
+        self(tuple(x.device_ctypes_pointer.value for x in xs) + (fast.device_ctypes_pointer.value,),
+             xs[0].size, 0)
+        general(xs, slow)
         return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()
 
 

@@ -11,7 +11,9 @@ so the results are the CPU's bit for bit.
 
 Operands: contiguous 1-D device arrays of uint16 or int16 (a ``torch``
 half tensor ``.view(torch.int16)``; a CuPy float16 array ``.view('u2')``),
-of one size; the tables are copied to each device once.
+of one size; the tables are copied to each device once.  Callers that hold
+raw pointers (``gelu_numba.torch``) launch through :func:`fast_launcher`:
+the same kernels, the table's pointer fixed, no array import.
 """
 
 import functools
@@ -20,7 +22,7 @@ import numpy as np
 from numba import cuda
 
 from gelu_numba.kernels import half as kernels
-from gelu_numba.targets import half
+from gelu_numba.targets import cuda as target, half
 from gelu_numba.targets.cuda import launch, launch_config
 
 @cuda.jit
@@ -94,3 +96,38 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
         launch(_backward_kernel(fmt), blocks, threads, stream,
                (dy, x, _table("gelu_backward", fmt), out))
     return out
+
+
+_FAST = {}
+
+
+def fast_launcher(name, fmt):
+    """The :class:`~gelu_numba.targets.cuda.FastLaunch` of ``name``
+    ("gelu", "gelu_grad": :func:`gelu_bits`; "gelu_backward":
+    :func:`gelu_backward_bits`) on ``fmt`` bit patterns, for the current
+    device and launch constants: operands ``(x, out)`` or ``(dy, x, out)``
+    as 2-byte pointers, the table in its place.  Built on first use and
+    checked against the general path on every bit pattern; None where
+    there is none (the simulator, a launcher that failed its check)."""
+    if not target.FAST_LAUNCH:
+        return None
+    key = (name, fmt) + target.fast_key(None)
+    try:
+        return _FAST[key]
+    except KeyError:
+        pass
+    nin = 2 if name == "gelu_backward" else 1
+    kernel = _backward_kernel(fmt) if nin == 2 else _lookup
+    # (uint16: a pointer has no dtype, and the kernel's stores need no cast)
+    patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+    if nin == 1:
+        def general(xs, out):
+            gelu_bits(xs[0], out, fmt, name)
+    else:
+        def general(xs, out):
+            gelu_backward_bits(xs[0], xs[1], out, fmt)
+    _FAST[key] = launcher = target.checked_launcher(
+        f"gelu_numba.targets.cuda_half ({name}, {fmt})",
+        lambda: target.FastLaunch(kernel, nin, None, np.uint16, {nin: _table(name, fmt)}),
+        lambda fast: fast.agrees([patterns[::-1].copy(), patterns][-nin:], general))
+    return launcher

@@ -146,6 +146,19 @@ _CUDA_LOOPS = {torch.float32: "f", torch.float64: "d"}
 FAST_CUDA_CALLS = [0]
 
 
+def _launch_fast(launcher, tensors):
+    """``launcher`` over contiguous ``tensors`` (inputs, then the output) on
+    PyTorch's current stream of their device."""
+    out = tensors[-1]
+    n = out.numel()
+    if n:
+        index = out.device.index
+        with torch.cuda.device(index):
+            launcher.on_handle(tuple(t.data_ptr() for t in tensors), n,
+                               torch.cuda.current_stream(index).cuda_stream)
+    FAST_CUDA_CALLS[0] += 1
+
+
 @functools.cache
 def _cuda_launcher(name, loop, index):
     """The fast launcher of ``gpu.<name>`` for ``loop`` on device ``index``
@@ -158,6 +171,18 @@ def _cuda_launcher(name, loop, index):
         return gpu_function(name).fast_launcher(loop)
 
 
+@functools.cache
+def _cuda_half_launcher(name, fmt, index):
+    """The fast launcher of the 2-byte kernel of ``name`` on device
+    ``index``, or None."""
+    from numba import cuda
+
+    from gelu_numba.targets import cuda_half
+
+    with cuda.gpus[index]:
+        return cuda_half.fast_launcher(name, fmt)
+
+
 def _run_cuda(name, args, out):
     """The fast launch where it applies (float32/float64, every tensor
     contiguous: raw pointers, PyTorch's current stream, no numba-cuda
@@ -166,15 +191,9 @@ def _run_cuda(name, args, out):
     ``__cuda_array_interface__`` (any strides)."""
     loop = _CUDA_LOOPS.get(out.dtype)
     if loop is not None and out.is_contiguous() and all(a.is_contiguous() for a in args):
-        index = out.device.index
-        launcher = _cuda_launcher(name, loop, index)
+        launcher = _cuda_launcher(name, loop, out.device.index)
         if launcher is not None:
-            n = out.numel()
-            if n:
-                with torch.cuda.device(index):
-                    launcher.on_handle((*(a.data_ptr() for a in args), out.data_ptr()), n,
-                                       torch.cuda.current_stream(index).cuda_stream)
-            FAST_CUDA_CALLS[0] += 1
+            _launch_fast(launcher, [*args, out])
             return
     from numba import cuda
 
@@ -208,14 +227,20 @@ def _run_cpu_half(name, args, out):
 def _run_cuda_half(name, args, out):
     """One pass on the GPU, bits in and bits out: the 2-byte kernels of
     :mod:`gelu_numba.targets.cuda_half` (correctly rounded, the CPU's bits),
-    on PyTorch's current stream.  Not yet run on a GPU (2026-11-26)."""
+    on PyTorch's current stream; through their fast launch (raw pointers)
+    where there is one."""
     from numba import cuda
 
     from gelu_numba.targets import cuda_half
     fmt = "float16" if out.dtype == torch.float16 else "bfloat16"
     bits = [a.detach().contiguous().view(torch.int16).reshape(-1) for a in args]
     target = out.detach().view(torch.int16).reshape(-1)   # (contiguous: a view)
-    with cuda.gpus[out.device.index]:
+    index = out.device.index
+    launcher = _cuda_half_launcher(name, fmt, index)
+    if launcher is not None:
+        _launch_fast(launcher, [*bits, target])
+        return
+    with cuda.gpus[index]:
         if name == "gelu":
             cuda_half.gelu_bits(*bits, target, fmt, stream=_stream(out.device))
         else:
