@@ -11,8 +11,10 @@
 #               the peers (PyTorch, JAX, CuPy) against the float64 GPU kernel
 #               -> $OUT/sweep_float32_gpu.json
 #   throughput  kernel time against the device-to-device copy at 2^20, 2^26,
-#               2^28 (ours and the peers), host time per call, the sweep's
-#               accuracy beside it -> $OUT/gpu_throughput.md
+#               2^28 (ours and the peers; float32, float64, and the bfloat16
+#               and float16 kernels of gelu and gelu_backward), host time
+#               per call, the sweep's accuracy beside it
+#               -> $OUT/gpu_throughput.md
 #   tune        gelu and gelu_backward under the grid of launch
 #               configurations at 2^26 (24 of them; minutes)
 #               -> $OUT/gpu_tune.md
@@ -22,7 +24,10 @@
 #   torch       tests/test_torch.py's CUDA tests (needs torch with CUDA), then
 #               gelu_numba.torch against nn.GELU: host µs per call, forward +
 #               backward at 2^24 float32 and bfloat16 -> $OUT/torch_cuda.md
-# Each step's output goes to $OUT/STEP.log and to stdout.  A step runs under
+# Each step's output goes to $OUT/STEP.log and to stdout.  Afterwards, here:
+# commit the files under the names that analysis/gpu_docs.py's RUN lists
+# (one per device: gpu_throughput_h200.md, ...), then
+# `python -m analysis.gpu_docs --update` writes docs/results/gpu.md.  A step runs under
 # the smaller of STEP_LIMIT_S (default 400 s) and what is left of TOTAL_S
 # (default 570 s: the whole script inside one 600-s call); one that fails or
 # runs out of time is reported and the next one runs, one with under 20 s

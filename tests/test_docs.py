@@ -38,3 +38,11 @@ def test_readme_is_short_and_has_the_two_commands():
     assert test_command in text and test_command in ci
     assert ("python3 -m venv .venv && .venv/bin/pip install -e '.[analysis]' "
             "&& .venv/bin/python -m analysis.report") in text
+
+
+def test_gpu_results_page_is_the_generators_output():
+    from analysis import gpu_docs
+    text = gpu_docs.PAGE.read_text()
+    start, end = gpu_docs.MARKERS
+    section = text.split(start, 1)[1].split(end, 1)[0].strip()
+    assert section == gpu_docs.section().strip(), "run: python -m analysis.gpu_docs --update"

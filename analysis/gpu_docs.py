@@ -1,0 +1,180 @@
+"""The measured section of the GPU results page (``docs/results/gpu.md``), generated
+from the committed results of the last GPU run.
+
+Usage::
+
+    python -m analysis.gpu_docs [--update]
+
+Sources (each made by ``bash analysis/on_gpu.sh`` on a lent GPU and
+committed as it came back; :data:`RUN` names the run's files):
+
+* the throughput report (``python -m analysis.gpu_throughput --sizes
+  2**20,2**26,2**28 --peers all --accuracy ...``): time, G elements/s and
+  the fraction of a device-to-device copy, ours and the peers', at the
+  largest size, and the host time per call;
+* the exhaustive float32 sweep on the device (``python -m
+  analysis.sweep_float32 --device gpu --peers all``): max ulp and inputs
+  above 1 ulp beside each kernel;
+* the launch-configuration grid (``--tune``): its range per column;
+* ``python -m analysis.torch_cuda``: ``gelu_numba.torch`` against
+  ``nn.GELU`` on the device.
+
+``--update`` writes the section between the page's ``gpu-measured:start``
+and ``gpu-measured:end`` markers; ``tests/test_docs.py`` fails when the page
+is not this output.
+"""
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from analysis.common import replace_section
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "results" / "gpu.md"
+MARKERS = ("<!-- gpu-measured:start -->", "<!-- gpu-measured:end -->")
+#: the files of the last GPU run (2026-11-26, an H200)
+RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
+       "tune": "benchmarks/results/gpu_tune_h200.md",
+       "torch": "benchmarks/results/torch_cuda_h200.md",
+       "sweep": "analysis/results/sweep_float32_gpu.json"}
+OURS = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+#: the launched float32 kernels as the sweep names them: on a device with
+#: full-rate FP64 (this one) gelu_numba.gpu's float32 loops run the
+#: float64-arithmetic kernel, which the sweep has for these two (as peers)
+SWEPT_AS = {"gelu": "gelu_numba_f64_arith", "gelu_backward": "gelu_numba_f64_arith_backward"}
+
+
+def tables(text):
+    """The markdown tables of ``text``: lists of ``{column: cell}``."""
+    out, rows, header = [], None, None
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if header is None:
+                header, rows = cells, []
+            elif not set("".join(cells)) <= set("-: "):
+                rows.append(dict(zip(header, cells)))
+        elif header is not None:
+            out.append(rows)
+            header = None
+    return out
+
+
+def _read(key):
+    return (ROOT / RUN[key]).read_text()
+
+
+def _size(rows):
+    """The largest size of the throughput table, as written (2^28)."""
+    return max((r["n"] for r in rows), key=lambda s: int(s.split("^")[1]) if "^" in s else 0)
+
+
+def throughput_table():
+    text = _read("throughput")
+    rows = tables(text)[0]
+    size = _size(rows)
+    swept = {r["function"]: r for r in json.loads(_read("sweep"))["results"]}
+    at = {(r["function"].strip("`").split("`")[0], r["dtype"]): r for r in rows
+          if r["n"] == size}
+    dtypes = [d for d in ("float32", "float64", "bfloat16", "float16")
+              if any(dt == d for _, dt in at)]
+    lines = [f"| {size} elements | " + " | ".join(f"{d} G elem/s | of copy" for d in dtypes)
+             + " | float32 max ulp (> 1 ulp), the launched kernel "
+             "| float32 max ulp, the device function |",
+             "|---|" + "---:|---:|" * len(dtypes) + "---|---|"]
+
+    def cells(name, dt):
+        r = at.get((name, dt))
+        return f"{r['G elem/s']} | {r['of copy']}" if r else "- | -"
+
+    def ulp(name):
+        r = swept.get(name)
+        return f"{r['max_ulp']:.4g} ({r['over_1ulp']:,})" if r else "not swept"
+
+    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()),
+                   key=lambda n: (not n.startswith("torch"), n))
+    for name in OURS + tuple(peers):
+        if name in OURS:
+            label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
+        else:
+            label, launched, device = f"peer `{name}`", ulp(name), "-"
+        lines.append(f"| {label} | " + " | ".join(cells(name, d) for d in dtypes)
+                     + f" | {launched} | {device} |")
+    return size, "\n".join(lines)
+
+
+def host_table():
+    text = _read("throughput")
+    head = re.search(r"## Host time per call \(([^)]*)\)", text)
+    rows = next(t for t in tables(text) if t and "µs per call" in t[0])
+    return head.group(1), "\n".join(
+        ["| call | µs per call (median) |", "|---|---:|"]
+        + [f"| {r['call']} | {r['µs per call']} |" for r in rows])
+
+
+def tune_ranges():
+    rows = next(t for t in tables(_read("tune")) if t and "unroll" in t[0])
+    cols = [c for c in rows[0] if c not in ("unroll", "threads/block", "blocks/SM")]
+    out = []
+    for c in cols:
+        vals = [int(r[c].rstrip("%")) for r in rows]
+        out.append(f"{c} {min(vals)}–{max(vals)} %")
+    return len(rows), "; ".join(out)
+
+
+def section():
+    text = _read("throughput")
+    title = text.splitlines()[0].removeprefix("# GPU throughput: ")
+    command, date = re.search(r"`(python -m analysis\.gpu_throughput[^`]*)`, ([^.]*UTC)",
+                              text).groups()
+    size, table = throughput_table()
+    host_what, host = host_table()
+    configs, ranges = tune_ranges()
+    torch_text = _read("torch")
+    torch_head = torch_text.splitlines()[2]
+    torch_tables = "\n\n".join(
+        "\n".join(["| " + " | ".join(t[0]) + " |", "|" + "---|" * len(t[0])]
+                  + ["| " + " | ".join(r.values()) + " |" for r in t])
+        for t in tables(torch_text))
+    return "\n".join([
+        f"**Measured on an {title}**, {date}, by `bash analysis/on_gpu.sh` (files: "
+        + ", ".join(f"[{Path(p).name}](../../{p})" for p in RUN.values()) + ").",
+        "",
+        f"Kernel throughput, input and `out=` on the device, CUDA events, median; "
+        f"*of copy*: bandwidth over a device-to-device copy of the same bytes "
+        f"(`{command}`). Max ulp: all 2^32 float32 inputs on the device against the "
+        "float64 GPU kernels; the launched kernel is the float64-arithmetic one on a "
+        "device with full-rate FP64 such as this (swept for `gelu` and `gelu_backward`), "
+        "the device functions of `gelu_numba.gpu.device` compute in float32.",
+        "",
+        table,
+        "",
+        f"Launch configurations ({configs} of them, 2^26 elements, of copy): {ranges}.",
+        "",
+        f"Host time per call ({host_what}):",
+        "",
+        host,
+        "",
+        f"`gelu_numba.torch` against `nn.GELU` ({torch_head}):",
+        "",
+        torch_tables,
+    ]) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu_docs",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--update", action="store_true", help="write it into docs/results/gpu.md")
+    args = p.parse_args(argv)
+    text = section()
+    print(text)
+    if args.update:
+        replace_section(PAGE, MARKERS, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
