@@ -28,6 +28,10 @@ GPU's float32 kernel (:mod:`gelu_numba.kernels.normal32_gpu_f32`), the float32
 kernel in float64 arithmetic that it replaced on the GPU (the CPU's,
 :mod:`gelu_numba.kernels.normal32_cpu_f64`), and the float64 kernel.
 
+The 2-byte kernels of ``gelu`` and ``gelu_backward``
+(:mod:`gelu_numba.targets.cuda_half`, bfloat16 and float16 bit patterns)
+are counted the same way, per store of their loop (which ptxas unrolls).
+
 Reading the counts
 ------------------
 An H100 SM issues one warp instruction per cycle in each of its four
@@ -62,6 +66,8 @@ from collections import Counter
 from pathlib import Path
 
 CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+#: the 2-byte kernels' formats (gelu and gelu_backward)
+HALF_FORMATS = ("bfloat16", "float16")
 #: H100 SXM: multiprocessors, boost clock (Hz)
 H100_SMS, H100_CLOCK = 132, 1.98e9
 #: device-to-device copy on an H100, G elements per second (issue 14)
@@ -250,6 +256,34 @@ def count(record, variant: str) -> dict:
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
+def count_half(name: str, fmt: str) -> dict:
+    """Counts for the 2-byte kernel of ``name`` ("gelu", "gelu_backward")
+    on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda_half`, its
+    grid-stride loop as ptxas unrolls it): per element of the loop, and
+    its bound against a copy of 2-byte elements (twice the float32 copy's
+    elements per second; the table, read through the caches, not counted)."""
+    from numba import cuda, float64, uint16
+
+    from gelu_numba.targets import cuda_half
+    u16 = uint16[::1]
+    if name == "gelu":
+        fn, sig, nin = cuda_half._lookup.py_func, (u16, u16, u16), 1
+    else:
+        fn, sig, nin = cuda_half._backward_kernel(fmt).py_func, (u16, u16, float64[::1], u16), 2
+    ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+    loop_sass, regs = _sass(ptx)
+    body = loop_body(loop_sass)
+    # (ptxas unrolls this loop itself: one store per element)
+    elements = sum(1 for op, _ in body if op.startswith("STG"))
+    per = len(body) / elements
+    fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / elements
+    return {"loop": per, "loop_fp64": fp64_per, "loop_regs": regs,
+            "loop_const_moves": constant_moves(body) / elements,
+            "h100_bound_gelems": _bound(per, fp64_per),
+            "of_copy": _bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
+            "fp64_1_64_cycles": max(per, 32 * fp64_per)}
+
+
 _LABELS = {"gpu32": "float32, float32 arithmetic (GPU, now)",
            "k32": "float32, float64 arithmetic (CPU; GPU before)",
            "k64": "float64"}
@@ -278,6 +312,12 @@ def table(names) -> str:
                          f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
+        for fmt in HALF_FORMATS if name in ("gelu", "gelu_backward") else ():
+            c = count_half(name, fmt)
+            lines.append(f"| `{name}` | {fmt} bits (2-byte kernel) | - | - | - | - | "
+                         f"{c['loop']:g} | {c['loop_fp64']:g} | {c['loop_const_moves']:g} | "
+                         f"{c['loop_regs']} | {c['h100_bound_gelems']:.0f} | "
+                         f"{c['of_copy']:.0%} | {c['fp64_1_64_cycles']:g} |")
     return "\n".join(lines)
 
 

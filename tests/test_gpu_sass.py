@@ -87,6 +87,12 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     # with FP64 at 1/64 the old kernel needs many more cycles per element
     assert float(before[12]) > 4 * float(now[12])
     assert ("norm_pdf", "float64") in rows
+    # the 2-byte forward is a table lookup: no FP64, within issue 33's budget
+    # of 50 loop instructions per element (per store: ptxas unrolls it)
+    for fmt in ("bfloat16", "float16"):
+        half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
+        assert float(half[7]) == 0 and 4 <= float(half[6]) <= 50
+    assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
 
 
 def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
