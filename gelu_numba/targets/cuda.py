@@ -183,15 +183,22 @@ def kernel({args}, out):
 # H100 SM (2048 threads) has 8 KiB outstanding, about half of what its share
 # of HBM bandwidth times latency needs, and float32 gelu ran at 46 % of a
 # copy's bandwidth (analysis/gpu_throughput.py).
+# The indices are unsigned (uint64 throughout: a mixed signed/unsigned sum
+# would be a float64 in Numba): with a signed index Numba adds the length to
+# a negative one, about 5 integer instructions per array and element that
+# ptxas cannot drop (python -m analysis.gpu_sass counts the loop; the rows of
+# benchmarks/results/gpu_sass_sm90.md are with unsigned indices).
 _FLAT = """
 def kernel({args}, out):
-    n = out.size
-    step = cuda.gridsize(1)
-    i = cuda.grid(1)
-    while i + {last} * step < n:
+    n = np.uint64(out.size)
+    step = np.uint64(cuda.gridsize(1))
+    i = np.uint64(cuda.grid(1))
+    s0 = np.uint64(0)
+{offsets}
+    while i + s{last} < n:
 {loads}
 {stores}
-        i += {unroll} * step
+        i += s{unroll}
     while i < n:
         out[i] = dev({tail})
         i += step
@@ -201,14 +208,15 @@ def kernel({args}, out):
 def _flat_fields(nin, unroll):
     names = [f"a{k}" for k in range(nin)]
     pad = " " * 8
-    loads = [f"{pad}v{k}_{u} = cast({n}[i + {u} * step])"
+    offsets = [f"    s{u} = s{u - 1} + step" for u in range(1, unroll + 1)]
+    loads = [f"{pad}v{k}_{u} = cast({n}[i + s{u}])"
              for u in range(unroll) for k, n in enumerate(names)]
-    stores = [f"{pad}out[i + {u} * step] = dev("
+    stores = [f"{pad}out[i + s{u}] = dev("
               + ", ".join(f"v{k}_{u}" for k in range(nin)) + ")"
               for u in range(unroll)]
     return {"args": ", ".join(names), "last": unroll - 1, "unroll": unroll,
-            "loads": "\n".join(loads), "stores": "\n".join(stores),
-            "tail": ", ".join(f"cast({n}[i])" for n in names)}
+            "offsets": "\n".join(offsets), "loads": "\n".join(loads),
+            "stores": "\n".join(stores), "tail": ", ".join(f"cast({n}[i])" for n in names)}
 
 
 def loop_fields(layout, nin, pad):

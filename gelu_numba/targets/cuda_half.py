@@ -25,11 +25,15 @@ from gelu_numba.kernels import half as kernels
 from gelu_numba.targets import cuda as target, half
 from gelu_numba.targets.cuda import launch, launch_config
 
+# Grid-stride loops over unsigned indices (uint64 throughout), which Numba
+# does not wrap around as it does signed ones (see targets.cuda._FLAT).
 @cuda.jit
 def _lookup(x, table, out):
-    start, stride = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, x.size, stride):
+    n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
+    i = np.uint64(cuda.grid(1))
+    while i < n:
         out[i] = table[np.uint16(x[i])]
+        i += step
 
 
 @functools.cache
@@ -38,9 +42,11 @@ def _backward_kernel(fmt):
 
     @cuda.jit
     def backward(dy, x, grad, out):
-        start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, x.size, stride):
+        n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
+        i = np.uint64(cuda.grid(1))
+        while i < n:
             out[i] = round_(decode(np.uint16(dy[i])) * grad[np.uint16(x[i])])
+            i += step
     return backward
 
 
