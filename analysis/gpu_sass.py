@@ -25,8 +25,10 @@ literal: no SASS instruction takes a 64-bit immediate, so each float64
 constant costs two of them, and inside the loop wherever ptxas does not
 keep it in a register. Three versions per function where they exist: the
 GPU's float32 kernel (:mod:`gelu_numba.kernels.normal32_gpu_f32`), the float32
-kernel in float64 arithmetic that it replaced on the GPU (the CPU's,
-:mod:`gelu_numba.kernels.normal32_cpu_f64`), and the float64 kernel.
+kernel in float64 arithmetic (the CPU's,
+:mod:`gelu_numba.kernels.normal32_cpu_f64`, which devices with full-rate FP64
+run, its coefficient tables an argument of the launched kernel), and the
+float64 kernel.
 
 The 2-byte kernels of ``gelu`` and ``gelu_backward``
 (:mod:`gelu_numba.targets.cuda_half`, bfloat16 and float16 bit patterns)
@@ -132,18 +134,27 @@ def _kernel_ptx(kernel_fn, ty, nin):
     return ptx
 
 
-def _flat_kernel_ptx(record, ty):
+def _flat_kernel_ptx(record, ty, fp64=False):
     """PTX (cc 9.0) of the kernel ``gelu_numba.gpu`` launches on contiguous
     arrays (the fast launch's): the grid-stride loop over ``UNROLL``
-    elements per trip, around catalog record ``record``'s device function."""
-    from numba import cuda
+    elements per trip, around catalog record ``record``'s device function
+    (``fp64``: the float32 loop of a device with full-rate FP64, the
+    float64-arithmetic kernel, its tables an argument)."""
+    from numba import cuda, float64
 
     from gelu_numba.targets import cuda as target
 
-    gf = target.GpuFunction(record.name, target.device_function(record), record.nin, "")
     loop = "f" if ty.bitwidth == 32 else "d"
-    kernel = gf.kernel(loop, target.flat_layout(record.nin))
-    ptx, _ = cuda.compile_ptx(kernel.py_func, (ty[::1],) * (record.nin + 1), cc=(9, 0))
+    layout = target.flat_layout(record.nin)
+    if fp64:
+        gf = target.gpu_function(record.name)
+    else:
+        gf = target.GpuFunction(record.name, target.device_function(record), record.nin, "")
+    kernel = gf.kernel(loop, layout, fp64=fp64)
+    argtypes = [ty[::1]] * (record.nin + 1)
+    if gf.tables_argument(loop, layout, fp64=fp64):
+        argtypes.insert(record.nin, float64[::1])
+    ptx, _ = cuda.compile_ptx(kernel.py_func, tuple(argtypes), cc=(9, 0))
     return ptx
 
 
@@ -239,10 +250,14 @@ def count(record, variant: str) -> dict:
     classes = Counter(op.split(".")[0] for op in ops)
     fp64 = sum(1 for op in ops if _FP64.match(op))
     fp32 = sum(v for k, v in classes.items() if k in ("FFMA", "FADD", "FMUL"))
-    # the launched kernel: the record as gelu_numba.gpu compiles it, or
-    # without its GPU kernel (the CPU's float32 kernel in its place)
-    launched = record if variant != "k32" else dataclasses.replace(record, k32_gpu=None)
-    loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
+    # the launched kernel: the record as gelu_numba.gpu compiles it; the
+    # CPU's float32 kernel as a device with full-rate FP64 runs it, or in
+    # its place where the record has no other
+    if variant == "k32" and record.k32_gpu is not None:
+        loop_sass, loop_regs = _sass(_flat_kernel_ptx(record, ty, fp64=True))
+    else:
+        launched = record if variant != "k32" else dataclasses.replace(record, k32_gpu=None)
+        loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
     body = loop_body(loop_sass)
     per = len(body) / UNROLL
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / UNROLL
@@ -284,8 +299,8 @@ def count_half(name: str, fmt: str) -> dict:
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
-_LABELS = {"gpu32": "float32, float32 arithmetic (GPU, now)",
-           "k32": "float32, float64 arithmetic (CPU; GPU before)",
+_LABELS = {"gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
+           "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
            "k64": "float64"}
 
 

@@ -36,7 +36,8 @@ from gelu_numba.targets.cpu import serial_loop
 
 # float32 kernel (float64 arithmetic) and its pieces
 def f32_exp(x):
-    return normal32_cpu_f64.exp_neg_half_sq_plain(clamp_abs(np.float64(x), A32, 0.0))
+    return normal32_cpu_f64.exp_neg_half_sq_plain(clamp_abs(np.float64(x), A32, 0.0),
+                                                 normal32_cpu_f64.TABLES)
 
 
 def f32_rational(x):
@@ -48,7 +49,8 @@ def f32_gelu_no_division(x):
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     a = clamp_abs(xs, A32, 0.0)
-    q = normal32_cpu_f64.exp_neg_half_sq_plain(a) * (horner(a, R32_P) * horner(a, R32_Q))
+    q = (normal32_cpu_f64.exp_neg_half_sq_plain(a, normal32_cpu_f64.TABLES)
+         * (horner(a, R32_P) * horner(a, R32_Q)))
     r = (xs if xs > -A32 else -0.0) * (q if xs < 0.0 else 1.0 - q)
     return r if xd == xd else xd
 

@@ -138,6 +138,18 @@ for name in sys.argv[1:]:
             "read": sorted({int(m) for m in re.findall(
                 r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
         }
+for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables an argument
+    f = getattr(gpu, name)
+    layout = target.flat_layout(f.nin)
+    assert f.tables_argument("f", layout, fp64=True)
+    sig = [types.Array(types.float32, 1, "C")] * (f.nin + 1)
+    sig.insert(f.nin, types.Array(types.float64, 1, "C"))
+    ptx, _ = cuda.compile_ptx(f.kernel("f", layout, fp64=True).py_func, tuple(sig), cc=(9, 0))
+    out[f"{name} tables"] = {
+        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
+        "read": sorted({int(m) for m in re.findall(
+            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
+    }
 from gelu_numba.targets import cuda_half
 u16, f64 = types.Array(types.uint16, 1, "C"), types.Array(types.float64, 1, "C")
 for key, fn, sig in (("half gelu", cuda_half._lookup.py_func, (u16, u16, u16)),
@@ -183,6 +195,18 @@ def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
 
 
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
+def test_kernels_with_tables_take_them_after_the_inputs(abi, name, nin):
+    # the float64-arithmetic float32 kernel (devices with full-rate FP64):
+    # inputs, the coefficient array, out; each array's data read
+    entry = abi[f"{name} tables"]
+    arrays = nin + 2
+    assert entry["params"] == ["u64"] * (7 * arrays)
+    read = entry["read"]
+    assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
+    assert {ABI_FIELDS[p % 7] for p in read} <= {"nitems", "data", "shape", "strides"}
+
+
+@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
 def test_half_kernels_take_seven_words_per_array(abi, name, nin):
     # the 2-byte kernels: inputs, the table, out; each array's data read,
     # and of the rest only what the packing fills with the array's own values
@@ -205,8 +229,9 @@ class Recorder:
     built = []
     agree = True
 
-    def __init__(self, dispatcher, nin, loop):
+    def __init__(self, dispatcher, nin, loop, fixed=None):
         self.nin, self.loop = nin, loop
+        assert not fixed        # (these functions' kernels take no tables)
         Recorder.built.append((loop, dispatcher))
 
     def __call__(self, pointers, n, stream):
@@ -262,7 +287,7 @@ def test_a_launcher_that_disagrees_is_dropped(fake_driver):
 def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
     f, _ = fake_driver
 
-    def moved(*args):
+    def moved(*args, **kwargs):
         raise AttributeError("'_Kernel' object has no attribute '_codelibrary'")
 
     monkeypatch.setattr(target, "FastLaunch", moved)
@@ -402,3 +427,25 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
 def test_half_launchers_are_not_taken_on_the_simulator():
     from gelu_numba.targets import cuda_half
     assert not target.FAST_LAUNCH and cuda_half.fast_launcher("gelu", "float16") is None
+
+
+def test_full_rate_fp64_launchers_fix_the_coefficient_tables(fake_driver, monkeypatch):
+    # on a device with full-rate FP64 the float32 loop runs the float64-
+    # arithmetic kernel, whose tables are one float64 array after the inputs
+    from gelu_numba.kernels import normal32_cpu_f64
+    seen = {}
+
+    class WithTables(Recorder):
+        def __init__(self, dispatcher, nin, loop, fixed=None):
+            Recorder.built.append((loop, dispatcher))
+            seen.update(fixed or {})
+
+    monkeypatch.setattr(target, "FastLaunch", WithTables)
+    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    f = target.gpu_function.__wrapped__("gelu_backward")   # (a fresh one)
+    assert f._fast_launcher("f") is not None
+    assert list(seen) == [2]
+    want = np.array([c for part in normal32_cpu_f64.TABLES for c in part])
+    assert np.array_equal(seen[2].copy_to_host(), want)
+    seen.clear()
+    assert f._fast_launcher("d") is not None and seen == {}   # float64: no tables

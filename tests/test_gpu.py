@@ -501,5 +501,20 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
     cpu = gelu_numba.gelu(x)
     assert same_bits(fp64, cpu)                        # the CPU's kernel, bit for bit
     assert not same_bits(fp32, cpu)                    # the other algorithm
+    # every function of the family, contiguous (the flat kernel, its tables
+    # an argument) and strided (the N-D kernel, its tables in the code)
+    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    grid = np.linspace(-14, 9, 2 * 311).astype(np.float32)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40], np.float32)
+    for name in ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf"):
+        f = getattr(gpu, name)
+        assert list(f.fixed_arguments("f", target.flat_layout(f.nin))) == [f.nin]
+        assert f.fixed_arguments("f", target.flat_layout(f.nin), fp64=False) == {}
+        for xs, step in ((grid, 1), (grid, 2), (specials, 1)):
+            args = (xs[::-1].copy() if f.nin == 2 else None, xs)[-f.nin:]
+            with np.errstate(all="ignore"):
+                want = getattr(gelu_numba, name)(*(a[::step] for a in args))
+            got = f(*(cuda.to_device(a)[::step] for a in args)).copy_to_host()
+            assert same_bits(got, want), (name, xs.size, step)
     # functions without a float32-arithmetic kernel have one variant
     assert target.gpu_function("gelu_tanh").fp64_device is None

@@ -34,7 +34,7 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.normal import exp_neg_half_sq_dd
-from gelu_numba.kernels.normal32_cpu_f64 import exp_neg_half_sq_plain
+from gelu_numba.kernels.normal32_cpu_f64 import TABLES, exp_neg_half_sq_plain
 from gelu_numba.kernels.primitives import (
     inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, horner, horner_dd,
     mul_tail_or_complement, nan_to_zero, restore_inf, stand_in, taylor_at_zero,
@@ -111,7 +111,7 @@ def gelu_as26_32(x):
     xs = nan_to_zero(xd)
     a = clamp_abs(xs, A32, 0.0)
     _, tp = _t_parts_32(a)
-    h = 0.5 * tp * exp_neg_half_sq_plain(a)
+    h = 0.5 * tp * exp_neg_half_sq_plain(a, TABLES)
     # below -A32 the float32 result is -0.0: the factor -0.0 gives it
     # exactly, -inf included
     xn = xs if xs > -A32 else -0.0
@@ -127,7 +127,7 @@ def gelu_as26_grad_32(x):
     t, tp = _t_parts_32(a)
     m = AS26_PH[0] * (t * t) * horner(t, AS26_DA_HI) + 0.5 * a * tp
     # -0.0 at -inf: a zero factor, not a float32 subnormal (see normal32_cpu_f64)
-    g = (exp_neg_half_sq_plain(a) * (0.5 * tp - a * m)) * (0.0 if xs == -_INF else 1.0)
+    g = (exp_neg_half_sq_plain(a, TABLES) * (0.5 * tp - a * m)) * (0.0 if xs == -_INF else 1.0)
     r = g if xs < 0.0 else 1.0 - g
     near, v = taylor_at_zero(xs, ZERO_AS26)
     r = v if near else r

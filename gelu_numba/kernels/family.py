@@ -158,7 +158,7 @@ def gelu_general_32(x, mu, sigma):
     # z = 0 for sigma = inf, and where the smooth value is replaced at the
     # end (far; sigma 0, negative or NaN): no flag from an unused value
     z = (dh if not (far or not (ss > 0.0 and ss < _INF)) else 0.0) / s
-    q = normal32_cpu_f64.upper_tail(clamp_abs(z, A32, 0.0))
+    q = normal32_cpu_f64.upper_tail(clamp_abs(z, A32, 0.0), normal32_cpu_f64.TABLES)
     # where the result is NaN (sigma < 0 or NaN) the product is not used,
     # but the vectorised loop may round both arms to float32 before the
     # select: x = 0 there keeps a tiny x/2 from raising underflow

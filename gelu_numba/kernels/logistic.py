@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.normal import exp_dd
-from gelu_numba.kernels.normal32_cpu_f64 import exp_plain
+from gelu_numba.kernels.normal32_cpu_f64 import TABLES, exp_plain
 from gelu_numba.kernels.primitives import (
     inline, clamp_abs, dd_add, dd_div, dd_mul, dd_mul_d, nan_to_zero, scaled_mul,
     taylor_at_zero, two_prod, unscale,
@@ -104,7 +104,7 @@ def _grad_64(neg, th, tl, wh, wl):
 
 @inline
 def _forward_32(x, t):
-    e = exp_plain(-min(t, _T32_MAX))
+    e = exp_plain(-min(t, _T32_MAX), TABLES)
     # x = -inf: the factor -0.0 gives the limit -0.0 exactly (a product with
     # the largest float32 would be a float32 subnormal, see normal32_cpu_f64)
     xn = x if x > -_F32_BIG else -0.0
@@ -113,7 +113,7 @@ def _forward_32(x, t):
 
 @inline
 def _grad_32(neg, t, w):
-    e = exp_plain(-min(t, _T32_MAX))
+    e = exp_plain(-min(t, _T32_MAX), TABLES)
     d = 1.0 + e
     f = e * (d + w) if neg else 1.0 + e * (1.0 + w)
     return f / (d * d)

@@ -45,6 +45,18 @@ and the share of correctly rounded results.
 
 Each function takes and returns float64 values; the ufunc loop converts from
 and to float32.
+
+The tables are an argument
+--------------------------
+Each kernel ``f`` is ``f_t`` with :data:`TABLES` (the coefficients of
+``exp``, ``R`` and ``H``) as its last argument: on the CPU these are
+constants folded into the code, exactly as if written in place; a CUDA
+kernel loads them from a device array once, before its loop
+(:data:`WITH_TABLES`, ``gelu_numba.targets.cuda``), because ptxas puts a
+float64 literal into registers again for every element, two instructions
+each (no SASS instruction takes a 64-bit immediate; the repository's
+``python -m analysis.gpu_sass`` counts them).  The same operations in the
+same order either way: the same bits.
 """
 
 import math
@@ -65,47 +77,50 @@ _NAN = math.nan
 # below this |x| (the lowest normal binade and the subnormals of float32),
 # x/2 can be a float32 midpoint
 _TINY32 = 2.0**-125
+#: the coefficient tables the kernels read, as one argument (see the module
+#: docstring): exp(r), then R's and H's numerators and denominators
+TABLES = (EXP32, R32_P, R32_Q, H32_P, H32_Q)
 
 
 @inline
-def exp_neg_half_sq_plain(a):
+def exp_neg_half_sq_plain(a, t):
     """``exp(-a**2/2)`` for a float32 value ``0 <= a <= A32`` (``a*a`` is
-    exact in float64); rel. error < 2**-34."""
-    return exp_plain(-0.5 * (a * a))
+    exact in float64); rel. error < 2**-34.  ``t``: :data:`TABLES`."""
+    return exp_plain(-0.5 * (a * a), t)
 
 
 @inline
-def exp_plain(s):
+def exp_plain(s, t):
     """``exp(s)`` for ``-708 <= s <= 0``, relative error below
     ``2**-34 + |s| 2**-55`` (the polynomial, and ``ln 2`` as one double),
     plus ``|s| 2**-53`` for the rounding of s itself."""
     kb = s * INV_LN2 + SHIFTER
     kf = kb - SHIFTER
     r = fma(kf, -LN2, s)
-    return scale_shifted(horner(r, EXP32), kb)
+    return scale_shifted(horner(r, t[0]), kb)
 
 
 @inline
-def upper_tail(a):
+def upper_tail(a, t):
     """``Q(a) = Phi(-a)``."""
-    return exp_neg_half_sq_plain(a) * (horner(a, R32_P) / horner(a, R32_Q))
+    return exp_neg_half_sq_plain(a, t) * (horner(a, t[1]) / horner(a, t[2]))
 
 
 @inline
-def grad_tail(a):
+def grad_tail(a, t):
     """``G(a) = GELU'(-a) = E(a) (a - z0) H(a)``, its zero an exact factor
     (a float32 a is at least 2**-25 from z0, so two parts of z0 suffice)."""
     d = (a - Z0_HI) - Z0_LO
-    return exp_neg_half_sq_plain(a) * (d * (horner(a, H32_P) / horner(a, H32_Q)))
+    return exp_neg_half_sq_plain(a, t) * (d * (horner(a, t[3]) / horner(a, t[4])))
 
 
 @inline
-def grad(xs):
+def grad(xs, t):
     """GELU'(xs) for a non-NaN xs; -0.0 at -inf."""
     # GELU'(-inf) = -0.0: a zero factor (G < 0 far out gives the sign), not
     # the tail at A32, which is a float32 subnormal (an underflow flag when
     # the ufunc loop converts it, even in an unused lane of a select)
-    g = grad_tail(clamp_abs(xs, A32, 0.0)) * (0.0 if xs == -_INF else 1.0)
+    g = grad_tail(clamp_abs(xs, A32, 0.0), t) * (0.0 if xs == -_INF else 1.0)
     return g if xs < 0.0 else 1.0 - g
 
 
@@ -115,30 +130,33 @@ def grad(xs):
 # even in a lane that selects the other arm.  Limits at +-inf are therefore
 # made exact zeros by a zero factor rather than selected afterwards.
 
-def ndtr(x):
+@inline
+def ndtr_t(x, t):
     """Standard normal CDF Phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     # Phi(-inf) = 0 exactly
-    q = upper_tail(clamp_abs(xs, A32, 0.0)) * (0.0 if xs == -_INF else 1.0)
+    q = upper_tail(clamp_abs(xs, A32, 0.0), t) * (0.0 if xs == -_INF else 1.0)
     r = q if xs < 0.0 else 1.0 - q
     return r if xd == xd else xd
 
 
-def norm_pdf(x):
+@inline
+def norm_pdf_t(x, t):
     """Standard normal density phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     # phi(+-inf) = 0 exactly
-    r = (PHI0_HI * exp_neg_half_sq_plain(clamp_abs(xs, A32, 0.0))) * (1.0 if is_finite(xs) else 0.0)
+    r = (PHI0_HI * exp_neg_half_sq_plain(clamp_abs(xs, A32, 0.0), t)) * (1.0 if is_finite(xs) else 0.0)
     return r if xd == xd else xd
 
 
-def gelu(x):
+@inline
+def gelu_t(x, t):
     """GELU(x) = x Phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    q = upper_tail(clamp_abs(xs, A32, 0.0))
+    q = upper_tail(clamp_abs(xs, A32, 0.0), t)
     phi = q if xs < 0.0 else 1.0 - q
     # below -A32 the float32 result is -0.0 (|GELU| < 2**-280): the factor
     # -0.0 gives it exactly, -inf included (no -inf * Q)
@@ -153,14 +171,16 @@ def gelu(x):
     return r if xd == xd else xd
 
 
-def gelu_grad(x):
+@inline
+def gelu_grad_t(x, t):
     """GELU'(x) = Phi(x) + x phi(x)."""
     xd = np.float64(x)
-    r = grad(nan_to_zero(xd))
+    r = grad(nan_to_zero(xd), t)
     return r if xd == xd else xd
 
 
-def gelu_backward(dy, x):
+@inline
+def gelu_backward_t(dy, x, t):
     """Fused backward pass: dy * GELU'(x), rounded once to float32."""
     dyd = np.float64(dy)
     xd = np.float64(x)
@@ -171,17 +191,56 @@ def gelu_backward(dy, x):
     # that no lane holds a float32 subnormal or raises a flag (see above).
     inf_times_zero = xd == -_INF and not is_finite(dyd)
     dys = dyd if xd == xd and not inf_times_zero else 1.0
-    r = dys * grad(nan_to_zero(xd))
+    r = dys * grad(nan_to_zero(xd), t)
     r = r if not inf_times_zero else _NAN
     return r if xd == xd else xd
 
 
-def gelu_grad2(x):
+@inline
+def gelu_grad2_t(x, t):
     """GELU''(x) = phi(x) (2 - x**2)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
     a = clamp_abs(xs, A32, 0.0)
     # a*a is exact, so 2 - a*a is rounded once, even next to a = sqrt 2;
     # GELU''(+-inf) = -0.0 (2 - a*a < 0 gives the sign)
-    r = ((PHI0_HI * exp_neg_half_sq_plain(a)) * (2.0 - a * a)) * (1.0 if is_finite(xs) else 0.0)
+    r = ((PHI0_HI * exp_neg_half_sq_plain(a, t)) * (2.0 - a * a)) * (1.0 if is_finite(xs) else 0.0)
     return r if xd == xd else xd
+
+
+# The kernels, with the tables in place (the ufuncs' scalar kernels).
+
+def ndtr(x):
+    """Standard normal CDF Phi(x)."""
+    return ndtr_t(x, TABLES)
+
+
+def norm_pdf(x):
+    """Standard normal density phi(x)."""
+    return norm_pdf_t(x, TABLES)
+
+
+def gelu(x):
+    """GELU(x) = x Phi(x)."""
+    return gelu_t(x, TABLES)
+
+
+def gelu_grad(x):
+    """GELU'(x) = Phi(x) + x phi(x)."""
+    return gelu_grad_t(x, TABLES)
+
+
+def gelu_backward(dy, x):
+    """Fused backward pass: dy * GELU'(x), rounded once to float32."""
+    return gelu_backward_t(dy, x, TABLES)
+
+
+def gelu_grad2(x):
+    """GELU''(x) = phi(x) (2 - x**2)."""
+    return gelu_grad2_t(x, TABLES)
+
+
+#: each kernel -> (its form taking the tables as the last argument, the tables)
+WITH_TABLES = {k: (k_t, TABLES) for k, k_t in (
+    (ndtr, ndtr_t), (norm_pdf, norm_pdf_t), (gelu, gelu_t), (gelu_grad, gelu_grad_t),
+    (gelu_backward, gelu_backward_t), (gelu_grad2, gelu_grad2_t))}

@@ -74,6 +74,7 @@ except ImportError:  # pragma: no cover
 
 from gelu_numba import catalog
 from gelu_numba.internals import numba_cuda
+from gelu_numba.kernels import normal32_cpu_f64
 from gelu_numba.targets import dtypes
 
 #: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
@@ -188,6 +189,12 @@ def kernel({args}, out):
 # a negative one, about 5 integer instructions per array and element that
 # ptxas cannot drop (python -m analysis.gpu_sass counts the loop; the rows of
 # benchmarks/results/gpu_sass_sm90.md are with unsigned indices).
+#
+# With ``tables`` (a kernel whose coefficient tables are an argument:
+# gelu_numba.kernels.normal32_cpu_f64.WITH_TABLES) the kernel takes them as
+# one float64 array ``coef`` after the inputs and reads them into a tuple
+# before its loop, where ptxas keeps them in registers instead of moving
+# each float64 literal into registers for every element.
 _FLAT = """
 def kernel({args}, out):
     n = np.uint64(out.size)
@@ -195,6 +202,7 @@ def kernel({args}, out):
     i = np.uint64(cuda.grid(1))
     s0 = np.uint64(0)
 {offsets}
+{setup}
     while i + s{last} < n:
 {loads}
 {stores}
@@ -205,18 +213,27 @@ def kernel({args}, out):
 """
 
 
-def _flat_fields(nin, unroll):
+def _flat_fields(nin, unroll, tables=None):
     names = [f"a{k}" for k in range(nin)]
     pad = " " * 8
     offsets = [f"    s{u} = s{u - 1} + step" for u in range(1, unroll + 1)]
     loads = [f"{pad}v{k}_{u} = cast({n}[i + s{u}])"
              for u in range(unroll) for k, n in enumerate(names)]
+    extra, setup, args = "", "", ", ".join(names)
+    if tables is not None:
+        extra, args = ", t", args + ", coef"
+        at, parts = 0, []
+        for part in tables:
+            parts.append("(" + "".join(f"coef[{at + j}], " for j in range(len(part))) + ")")
+            at += len(part)
+        setup = "    t = (" + ", ".join(parts) + ",)"
     stores = [f"{pad}out[i + s{u}] = dev("
-              + ", ".join(f"v{k}_{u}" for k in range(nin)) + ")"
+              + ", ".join(f"v{k}_{u}" for k in range(nin)) + extra + ")"
               for u in range(unroll)]
-    return {"args": ", ".join(names), "last": unroll - 1, "unroll": unroll,
-            "offsets": "\n".join(offsets), "loads": "\n".join(loads),
-            "stores": "\n".join(stores), "tail": ", ".join(f"cast({n}[i])" for n in names)}
+    return {"args": args, "last": unroll - 1, "unroll": unroll,
+            "offsets": "\n".join(offsets), "setup": setup, "loads": "\n".join(loads),
+            "stores": "\n".join(stores),
+            "tail": ", ".join(f"cast({n}[i])" for n in names) + extra}
 
 
 def loop_fields(layout, nin, pad):
@@ -440,26 +457,57 @@ class GpuFunction:
     def launch(self, views, dst, shape, loop, stream):
         views, target, layout = operands(views, dst, shape)
         blocks, threads = launch_config(math.prod(shape))
-        launch(self.kernel(loop, layout), blocks, threads, stream, (*views, target))
+        launch(self.kernel(loop, layout), blocks, threads, stream,
+               (*views, *self.fixed_arguments(loop, layout).values(), target))
 
     #: the device function whose float32 kernel computes in float64, for
     #: devices with full-rate FP64 (:func:`full_rate_fp64`), where the record
     #: has a float32-arithmetic one too; a callable, None where it has not
     fp64_device = None
+    #: ``(device function, tables)`` of that kernel in the form that takes
+    #: its coefficient tables as an argument (the flat kernel's), or None
+    fp64_tables = None
 
-    def kernel(self, loop, layout):
+    def _fp64(self, loop, fp64=None):
+        """Whether loop ``loop`` runs the float64-arithmetic float32 kernel
+        (``fp64``: force it either way, for analysis.gpu_sass)."""
+        if loop != "f" or self.fp64_device is None:
+            return False
+        return full_rate_fp64() if fp64 is None else fp64
+
+    def tables_argument(self, loop, layout, fp64=None):
+        """Whether :meth:`kernel` takes the coefficient tables as an argument
+        (one float64 array after the inputs)."""
+        return bool(layout[0] and self.fp64_tables is not None and self._fp64(loop, fp64))
+
+    def fixed_arguments(self, loop, layout, fp64=None):
+        """``{position: device array}``: the arguments of :meth:`kernel`
+        beside the operands (the coefficient tables, after the inputs), on
+        the current device."""
+        if self.tables_argument(loop, layout, fp64):
+            return {self.nin: _coefficients(self.__name__, self.fp64_tables[1],
+                                            _device_key())}
+        return {}
+
+    def kernel(self, loop, layout, fp64=None):
         """The ``@cuda.jit`` kernel of loop ``loop`` over operands laid out
         as ``layout`` (see :func:`operands`), generated on first use.  The
         float32 loop on a device with full-rate FP64 runs the float64-
         arithmetic float32 kernel (the better bound at about the same
-        instruction count), elsewhere the float32-arithmetic one."""
-        fp64 = loop == "f" and self.fp64_device is not None and full_rate_fp64()
+        instruction count; on contiguous operands with its tables as an
+        argument, :meth:`fixed_arguments`), elsewhere the float32-arithmetic
+        one."""
+        fp64 = self._fp64(loop, fp64)
         key = (loop, layout, UNROLL, fp64)
         kernel = self._kernels.get(key)
         if kernel is None:
             dev = self.fp64_device() if fp64 else self.device
             scope = {"dev": dev, "cast": CAST[loop]}
-            if layout[0]:
+            if self.tables_argument(loop, layout, fp64):
+                scope["dev"] = self.fp64_tables[0]()
+                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
+                                                               self.fp64_tables[1]))
+            elif layout[0]:
                 kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
             else:
                 kernel = generate(_ELEMENTWISE, scope,
@@ -502,9 +550,11 @@ class GpuFunction:
         except KeyError:
             pass
         probe = _PROBE.astype(_FLOAT[loop])
+        layout = flat_layout(self.nin)
         launcher = checked_launcher(
             f"gelu_numba.gpu.{self.__name__}",
-            lambda: FastLaunch(self.kernel(loop, flat_layout(self.nin)), self.nin, loop),
+            lambda: FastLaunch(self.kernel(loop, layout), self.nin, loop,
+                               fixed=self.fixed_arguments(loop, layout)),
             lambda fast: fast.agrees([probe] * self.nin,
                                      lambda xs, out: self._call(tuple(xs), out, 0)))
         self._fast[key] = launcher
@@ -794,4 +844,27 @@ def gpu_function(name):
     f = GpuFunction(name, device(name), fn.nin, None)
     if fn.k32_gpu is not None:  # (a float32 kernel of each arithmetic)
         f.fp64_device = functools.partial(device, name, True)
+        tabled = normal32_cpu_f64.WITH_TABLES.get(fn.k32)
+        if tabled is not None:
+            f.fp64_tables = (functools.partial(_tabled_device, name), tabled[1])
     return f
+
+
+@functools.cache
+def _tabled_device(name):
+    """The device function of ``name``'s float64-arithmetic float32 kernel
+    in the form that takes its tables as the last argument."""
+    core, _ = normal32_cpu_f64.WITH_TABLES[catalog.lookup(name).k32]
+    return cuda.jit(device=True)(core.py_func)
+
+
+def _device_key():
+    # (the simulator's device has no id: one device)
+    return getattr(cuda.get_current_device(), "id", 0)
+
+
+@functools.cache
+def _coefficients(name, tables, device_id):
+    """``tables`` (a tuple of tuples of float64) as one device array on
+    device ``device_id``, in order."""
+    return cuda.to_device(np.array([c for part in tables for c in part], dtype=np.float64))
