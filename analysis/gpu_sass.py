@@ -299,6 +299,58 @@ def count_half(name: str, fmt: str) -> dict:
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
+#: the naive float32 GELUs of the frontier: (label, the sweep's row of the
+#: same formula (analysis.gpu_peers, CuPy's), the scalar function)
+_NAIVE = (
+    ("`x 0.5 erfcf(-x 0.70710678)`, float32 (CUDA's erfcf)", "cupy_erfcf",
+     "lambda x: x * np.float32(0.5) * math.erfc(-x * np.float32(0.70710678))"),
+    ("`x 0.5 erfc(-x 0.7071...)` in float64, rounded to float32 (CUDA's erfc)", "cupy_erfc_f64",
+     "lambda x: np.float32(np.float64(x) * 0.5 * math.erfc(-np.float64(x) * 0.7071067811865476))"),
+)
+
+
+def _naive_loop(source):
+    """Per element of the launched loop (the flat kernel of gelu_numba.gpu,
+    ``UNROLL`` elements a trip) around the scalar ``source``."""
+    import math
+
+    import numpy as np
+    from numba import cuda, float32
+
+    from gelu_numba.targets import cuda as target
+
+    dev = cuda.jit(device=True)(eval(source, {"np": np, "math": math}))  # noqa: S307
+    kernel = target.generate(target._FLAT, {"dev": dev, "cast": target.CAST["f"]},
+                             **target._flat_fields(1, target.UNROLL))
+    ptx, _ = cuda.compile_ptx(kernel.py_func, (float32[::1],) * 2, cc=(9, 0))
+    sass, _ = _sass(ptx)
+    return len(loop_body(sass)) / target.UNROLL
+
+
+def frontier(sweep_path) -> str:
+    """Instructions per element of the launched loop against the exhaustive
+    float32 max ulp (all 2**32 inputs, from the GPU sweep at
+    ``sweep_path``), for float32 ``gelu``: our two kernels and the naive
+    formula in float32 and in float64."""
+    import json
+
+    from gelu_numba import catalog
+
+    swept = {r["function"]: r for r in json.loads(Path(sweep_path).read_text())["results"]}
+    record = catalog.lookup("gelu")
+    rows = [("gelu_numba, float32 arithmetic (GPUs with slow FP64)",
+             count(record, "gpu32")["loop"], "gelu"),
+            ("gelu_numba, float64 arithmetic, tables in registers (GPUs with full-rate FP64)",
+             count(record, "k32")["loop"], "gelu_numba_f64_arith")]
+    rows += [(label, _naive_loop(source), row) for label, row, source in _NAIVE]
+    lines = ["| float32 `gelu` design | launched loop, SASS per element | max ulp, all 2^32 "
+             "inputs | inputs above 1 ulp |", "|---|---:|---:|---:|"]
+    for label, per, row in sorted(rows, key=lambda r: r[1]):
+        r = swept[row]
+        lines.append(f"| {label} | {per:g} | {r['max_ulp']:.4g} | {r['over_1ulp']:,} |")
+    return "\n".join(lines)
+
+
 _LABELS = {"gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
            "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
            "k64": "float64"}
@@ -341,6 +393,10 @@ def main(argv=None) -> int:
                                 description=__doc__.splitlines()[0])
     p.add_argument("--functions", default=",".join(CORE))
     p.add_argument("--out", help="also write the markdown table here")
+    p.add_argument("--frontier", metavar="SWEEP_JSON",
+                   help="also the frontier of float32 gelu designs: SASS per element against "
+                        "the exhaustive max ulp of a GPU sweep (analysis/results/"
+                        "sweep_float32_gpu.json)")
     args = p.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)   # (read when numba is imported)
     without_a_driver()
@@ -348,6 +404,10 @@ def main(argv=None) -> int:
             "kernel, and the launched kernel's unrolled loop per element, which gives "
             "the issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"
             + table([s for s in args.functions.split(",") if s]) + "\n")
+    if args.frontier:
+        text += ("\nThe frontier of float32 gelu (python -m analysis.gpu_sass --frontier "
+                 f"{args.frontier}): SASS per element of the launched loop on sm_90, "
+                 "max ulp from that GPU sweep\n\n" + frontier(args.frontier) + "\n")
     print(text)
     if args.out:
         Path(args.out).write_text(text)

@@ -65,8 +65,8 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     run = subprocess.run([sys.executable, "-m", "analysis.gpu_sass", "--functions",
-                          "gelu,norm_pdf"], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=900)
+                          "gelu,norm_pdf", "--frontier", "analysis/results/sweep_float32_gpu.json"],
+                         env=env, cwd=root, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {}
     for line in run.stdout.splitlines():
@@ -97,6 +97,20 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
         assert float(half[7]) == 0 and 4 <= float(half[6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
+    # the frontier: four float32 gelu designs, fewest instructions first, the
+    # launched loops counted as above; ours below 1 ulp, the naive float32
+    # formula far above (the GPU sweep's CuPy row of the same formula)
+    frontier = [[c.strip() for c in line.strip("|").split("|")]
+                for line in run.stdout.split("The frontier of float32 gelu")[1].splitlines()
+                if line.startswith("| ") and "design" not in line]
+    assert len(frontier) == 4
+    per = [float(r[1]) for r in frontier]
+    assert per == sorted(per)
+    ours = {r[0]: r for r in frontier if r[0].startswith("gelu_numba")}
+    assert float(ours["gelu_numba, float32 arithmetic (GPUs with slow FP64)"][1]) == float(now[6])
+    assert all(float(r[2]) < 1 and r[3] == "0" for r in ours.values())
+    naive = next(r for r in frontier if "erfcf" in r[0])
+    assert float(naive[2]) > 1e6 and float(naive[1]) < min(float(r[1]) for r in ours.values())
 
 
 def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
