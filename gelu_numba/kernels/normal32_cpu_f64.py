@@ -49,7 +49,8 @@ and to float32.
 The tables are an argument
 --------------------------
 Each kernel ``f`` is ``f_t`` with :data:`TABLES` (the coefficients of
-``exp``, ``R`` and ``H``) as its last argument: on the CPU these are
+``exp``, ``R`` and ``H``, and ``exp``'s ``1/ln 2`` and ``ln 2``) as its last
+argument: on the CPU these are
 constants folded into the code, exactly as if written in place; a CUDA
 kernel loads them from a device array once, before its loop
 (:data:`WITH_TABLES`, ``gelu_numba.targets.cuda``), because ptxas puts a
@@ -77,9 +78,10 @@ _NAN = math.nan
 # below this |x| (the lowest normal binade and the subnormals of float32),
 # x/2 can be a float32 midpoint
 _TINY32 = 2.0**-125
-#: the coefficient tables the kernels read, as one argument (see the module
-#: docstring): exp(r), then R's and H's numerators and denominators
-TABLES = (EXP32, R32_P, R32_Q, H32_P, H32_Q)
+#: the constants the kernels read, as one argument (see the module
+#: docstring): exp(r)'s coefficients, R's and H's numerators and
+#: denominators, then (1/ln 2, ln 2) of exp's reduction
+TABLES = (EXP32, R32_P, R32_Q, H32_P, H32_Q, (INV_LN2, LN2))
 
 
 @inline
@@ -94,9 +96,9 @@ def exp_plain(s, t):
     """``exp(s)`` for ``-708 <= s <= 0``, relative error below
     ``2**-34 + |s| 2**-55`` (the polynomial, and ``ln 2`` as one double),
     plus ``|s| 2**-53`` for the rounding of s itself."""
-    kb = s * INV_LN2 + SHIFTER
+    kb = s * t[5][0] + SHIFTER
     kf = kb - SHIFTER
-    r = fma(kf, -LN2, s)
+    r = fma(kf, -t[5][1], s)
     return scale_shifted(horner(r, t[0]), kb)
 
 
