@@ -54,6 +54,34 @@ def test_generated_polynomial_is_the_chosen_piece_in_double_double(dd_variable):
             assert err < Fraction(1, 2**98), (vh, upper, float(err))
 
 
+@pytest.mark.parametrize("which", ["R", "H"])
+def test_the_cuda_form_of_the_two_piece_polynomials_is_the_same_code(which):
+    # the CUDA target reads a two-piece polynomial's coefficients from
+    # constant memory (poly_dd_table_source) where the CPU has literal
+    # selects: run as Python, the constant array standing for itself, it
+    # must give the literal code's bits in both pieces
+    from types import SimpleNamespace
+
+    from gelu_numba.kernels import primitives as pr
+    from gelu_numba.tables import normal_cdf as t
+    pieces, steps = {"R": (t.R_PIECES, t.R_EXACT_STEPS), "H": (t.H_PIECES, t.H_EXACT_STEPS)}[which]
+    helpers = {"fma": pr.fma, "two_prod": pr.two_prod, "two_sum": pr.two_sum,
+               "fast_two_sum": pr.fast_two_sum}
+    literal, table = dict(helpers), dict(helpers)
+    exec(pr.poly_dd_source("p", pieces, steps), literal)
+    source, table["COEFFICIENTS"] = pr.poly_dd_table_source("p", pieces, steps)
+    assert "if upper else" not in source.split("base =", 1)[1].split("\n", 1)[1]
+    table["cuda"] = SimpleNamespace(const=SimpleNamespace(array_like=lambda a: a))
+    exec(source, table)
+    rng = np.random.default_rng(5)
+    for vh in rng.uniform(-0.5, 0.5, 100):
+        vl = float(vh * 2.0**-53 * rng.uniform(-1, 1))
+        for upper in (False, True):
+            want = literal["p"](float(vh), vl, upper)
+            got = table["p"](float(vh), vl, upper)
+            assert [float(v).hex() for v in got] == [float(v).hex() for v in want]
+
+
 def test_tail_ratios_match_mpmath():
     # R(a) = erfcx(a/sqrt 2)/2 and H(a) = (R(a) - a phi0)/(a - z0) as the
     # kernels evaluate them (the division for t included), against mpmath:

@@ -90,7 +90,9 @@ from gelu_numba.tables.normal_cdf import (
     Z0_HI, Z0_LO, Z0_LO2,
 )
 
-# the polynomials, as straight-line code with literal coefficients
+# the polynomials, as straight-line code with literal coefficients (the
+# CUDA target reads those of the two-piece ones from constant memory:
+# primitives.make_poly_dd)
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
 _r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)

@@ -560,8 +560,64 @@ def _compile_source(source, name, jit=True):
 
 
 def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
-    """Compile :func:`poly_dd_source` (``@inline``)."""
-    return _compile_source(poly_dd_source(name, pieces, exact_steps, dd_variable), name)
+    """Compile :func:`poly_dd_source` (``@inline``).
+
+    With two pieces, the CUDA target compiles another form of the same
+    operations (:func:`poly_dd_table_source`): the coefficients read from a
+    constant-memory array at an index chosen by ``upper``, one load each,
+    where the literals cost two register moves each for both pieces and the
+    select (no SASS instruction takes a 64-bit immediate, and ptxas moves
+    them again for every element).  The same values in the same order: the
+    same bits.  Pure-Python execution (the CUDA simulator) runs the
+    literal code."""
+    source = poly_dd_source(name, pieces, exact_steps, dd_variable)
+    if len(pieces) == 1:
+        return _compile_source(source, name)
+    literal = _compile_source(source, name, jit=False)
+    args = "vh, vl, upper" if dd_variable else "vh, upper"
+    cuda = functools.partial(_poly_dd_cuda, name, pieces, tuple(exact_steps), dd_variable)
+    scope = {"literal": literal, "cuda": cuda}
+    exec(f"def {name}({args}):\n    return literal({args})\n"
+         f"def on_cpu({args}):\n    return literal\n"
+         f"def on_cuda({args}):\n    return cuda()\n", scope)
+    poly = scope[name]
+    overload(poly, target="cpu", jit_options=JIT_OPTIONS)(scope["on_cpu"])
+    overload(poly, target="cuda", jit_options=JIT_OPTIONS)(scope["on_cuda"])
+    return poly
+
+
+def poly_dd_table_source(name, pieces, exact_steps=(), dd_variable=True):
+    """``(source, coefficients)``: :func:`poly_dd_source` of two pieces with
+    each coefficient read from ``c = cuda.const.array_like(COEFFICIENTS)``
+    (``coefficients``: hi parts then lo parts of the first piece, then of
+    the second) at ``base + j``, ``base`` chosen by ``upper``: a runtime
+    index, which the compilers cannot fold back into literals."""
+    source = poly_dd_source(name, pieces, exact_steps, dd_variable)
+    (hi0, lo0), (hi1, lo1) = pieces
+    n, nd = len(hi0), len(lo0)
+    for j in range(n):
+        source = source.replace(f"({hi1[j]!r} if upper else {hi0[j]!r})", f"c[base + {j}]")
+    for j in range(nd):
+        source = source.replace(f"({lo1[j]!r} if upper else {lo0[j]!r})", f"c[base + {n + j}]")
+    if " if upper else " in source:
+        raise ValueError(f"{name}: a coefficient select left in the generated code")
+    head = source.index(":\n") + 2
+    source = (source[:head] + "    c = cuda.const.array_like(COEFFICIENTS)\n"
+              f"    base = {n + nd} if upper else 0\n" + source[head:])
+    return source, np.array(hi0 + lo0 + hi1 + lo1, dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def _poly_dd_cuda(name, pieces, exact_steps, dd_variable):
+    """:func:`poly_dd_table_source` compiled (by the CUDA target that
+    calls it)."""
+    from numba import cuda
+
+    source, coefficients = poly_dd_table_source(name, pieces, exact_steps, dd_variable)
+    scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum, "fast_two_sum": fast_two_sum,
+             "cuda": cuda, "COEFFICIENTS": coefficients}
+    exec(source, scope)
+    return scope[name]
 
 
 @inline
