@@ -7,7 +7,14 @@ Usage::
 Each row is a ratio of two implementations timed in interleaved rounds on
 the same arrays (standard normal, output allocated by each call), so that
 the machine's drift hits both alike: the median of the rounds (minimum of
-the per-round ratios in brackets).  ``--one-core`` pins this process to one
+the per-round ratios in brackets).  Back-to-back calls cycle through
+several input sets of the same size (:func:`input_sets`, together at most
+256 KiB, so an in-cache size stays in cache): called again and again on one
+array, a kernel with data-dependent branches (libm's ``erfc`` in the naive
+formula) runs faster than on new data, because the branch predictor learns
+that array's outcomes (at 10^3 elements on the Zen 4 VM about twice as fast:
+the issue 32 note of 2026-11-26), while a model's activations differ from
+call to call.  ``--one-core`` pins this process to one
 core (``os.sched_setaffinity``) for the one-thread rows, as ``taskset -c 0``
 would; the parallel rows always run in a separate, unpinned process without
 the PyTorch and JAX thread pools.  PyTorch runs with one thread, JAX with one
@@ -17,6 +24,7 @@ avx2`` runs Numba, PyTorch and oneDNN on their AVX2 code on any x86 machine
 """
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -73,6 +81,28 @@ def speedup(a, b, rounds, n):
     return statistics.median(ratios), min(ratios)
 
 
+#: the input sets of a size, together at most this many bytes (per array)
+ROTATION_BYTES = 1 << 18
+#: and at most this many sets
+ROTATION_SETS = 32
+
+
+def input_sets(name, dtype, n):
+    """Distinct inputs of ``n`` elements (seeds 0, 1, ...): as many as fit
+    :data:`ROTATION_BYTES` per array, at most :data:`ROTATION_SETS`, at
+    least one."""
+    k = max(1, min(ROTATION_SETS, ROTATION_BYTES // (n * np.dtype(dtype).itemsize)))
+    return [inputs(name, dtype, n, seed=s) for s in range(k)]
+
+
+def cycling(calls):
+    """One zero-argument callable that runs ``calls`` in turn, one per call."""
+    if len(calls) == 1:
+        return calls[0]
+    it = itertools.cycle(calls)
+    return lambda: next(it)()
+
+
 def _size(n):
     if n == 1 << 24:
         return "2^24"
@@ -92,8 +122,9 @@ def one_thread_rows(rounds, sizes):
         impl = implementations(name)
         if peer not in impl:
             return None
-        arrays = inputs(name, np.dtype(dtype), n)
-        return speedup(impl[ours](*arrays), impl[peer](*arrays), rounds, n)
+        sets = input_sets(name, np.dtype(dtype), n)
+        return speedup(cycling([impl[ours](*a) for a in sets]),
+                       cycling([impl[peer](*a) for a in sets]), rounds, n)
 
     for name in ("gelu", "gelu_backward"):
         for n in (10**5, 1 << 24):

@@ -30,3 +30,23 @@ def test_report_renders():
     text = render({"benchmarks": [bench, peer], "machine_info": {}})
     assert "| gelu_numba | 1 |" in text          # 1000 / 1e-6 s = 1 G/s
     assert "| torch | 0.25 (4x) |" in text
+
+
+def test_target_ratios_cycle_through_distinct_inputs_that_stay_in_cache():
+    # benchmarks.targets times back-to-back calls on several input sets in
+    # turn: on one array again and again, a kernel with data-dependent
+    # branches would be timed on a branch predictor that learnt the array
+    import numpy as np
+
+    from benchmarks.targets import ROTATION_BYTES, cycling, input_sets
+    for n, dtype in ((10**3, np.float64), (10**4, np.float32), (10**5, np.float64)):
+        sets = input_sets("gelu_backward", dtype, n)
+        assert sets[0][1].dtype == dtype and sets[0][1].size == n
+        assert len(sets) == 1 or len(sets) * n * np.dtype(dtype).itemsize <= ROTATION_BYTES
+        assert len({s[1].tobytes() for s in sets}) == len(sets)   # distinct
+    assert len(input_sets("gelu", np.float64, 10**3)) >= 16
+    seen = []
+    f = cycling([lambda k=k: seen.append(k) for k in range(3)])
+    for _ in range(7):
+        f()
+    assert seen == [0, 1, 2, 0, 1, 2, 0]
