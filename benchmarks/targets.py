@@ -8,13 +8,15 @@ Each row is a ratio of two implementations timed in interleaved rounds on
 the same arrays (standard normal, output allocated by each call), so that
 the machine's drift hits both alike: the median of the rounds (minimum of
 the per-round ratios in brackets).  Back-to-back calls cycle through
-several input sets of the same size (:func:`input_sets`, together at most
-256 KiB, so an in-cache size stays in cache): called again and again on one
-array, a kernel with data-dependent branches (libm's ``erfc`` in the naive
-formula) runs faster than on new data, because the branch predictor learns
-that array's outcomes (at 10^3 elements on the Zen 4 VM about twice as fast:
-the issue 32 note of 2026-11-26), while a model's activations differ from
-call to call.  ``--one-core`` pins this process to one
+several input sets of the same size (:func:`input_sets`: up to 512, together
+at most 4 MiB, in the L2 or L3 cache): called again and again on the same
+few thousand values, a kernel with data-dependent branches (libm's ``erf``
+and ``erfc`` in the naive formulas) runs faster than on new data, because
+the branch predictor learns their outcomes (on the Zen 4 VM the naive
+float64 gelu at 10^3 needed over 100 distinct sets to run at its speed on
+new data: the issue 32 note of 2026-11-26), while a model's activations
+differ from call to call.  The branch-free kernels of gelu_numba run at one
+speed either way.  ``--one-core`` pins this process to one
 core (``os.sched_setaffinity``) for the one-thread rows, as ``taskset -c 0``
 would; the parallel rows always run in a separate, unpinned process without
 the PyTorch and JAX thread pools.  PyTorch runs with one thread, JAX with one
@@ -82,9 +84,9 @@ def speedup(a, b, rounds, n):
 
 
 #: the input sets of a size, together at most this many bytes (per array)
-ROTATION_BYTES = 1 << 18
+ROTATION_BYTES = 1 << 22
 #: and at most this many sets
-ROTATION_SETS = 32
+ROTATION_SETS = 512
 
 
 def input_sets(name, dtype, n):
