@@ -80,6 +80,20 @@ def int_arg(text: str) -> int:
     return value
 
 
+def section_main(argv, prog, doc, page, markers, make):
+    """The ``main`` of a generator of one page section: print ``make()``,
+    and with ``--update`` write it between ``markers`` of ``page``."""
+    import argparse
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    p.add_argument("--update", action="store_true", help=f"write it into {page.name}")
+    args = p.parse_args(argv)
+    text = make()
+    print(text)
+    if args.update:
+        replace_section(page, markers, text.rstrip("\n") + "\n")
+    return 0
+
+
 def replace_section(path, markers, body):
     """Rewrite the part of the text file ``path`` between the two
     ``markers`` (kept) with ``body``; exit with a message where the file

@@ -24,13 +24,12 @@ and ``gpu-measured:end`` markers; ``tests/test_docs.py`` fails when the page
 is not this output.
 """
 
-import argparse
 import json
 import re
 import sys
 from pathlib import Path
 
-from analysis.common import replace_section
+from analysis.common import section_main
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -165,15 +164,7 @@ def section():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_docs",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--update", action="store_true", help="write it into docs/results/gpu.md")
-    args = p.parse_args(argv)
-    text = section()
-    print(text)
-    if args.update:
-        replace_section(PAGE, MARKERS, text)
-    return 0
+    return section_main(argv, "python -m analysis.gpu_docs", __doc__, PAGE, MARKERS, section)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,11 @@ float32.json``).
 fails when the README's table is not this output.
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from analysis.common import replace_section
+from analysis.common import section_main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -61,15 +60,7 @@ def table():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m analysis.readme",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--update", action="store_true", help="write it into the README")
-    args = p.parse_args(argv)
-    text = table()
-    print(text)
-    if args.update:
-        replace_section(README, MARKERS, text + "\n")
-    return 0
+    return section_main(argv, "python -m analysis.readme", __doc__, README, MARKERS, table)
 
 
 if __name__ == "__main__":

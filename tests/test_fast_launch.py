@@ -194,23 +194,14 @@ def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
     assert "nitems" in used or "shape" in used  # the loop's length
 
 
+@pytest.mark.parametrize("kind", ["tables", "half"])
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
-def test_kernels_with_tables_take_them_after_the_inputs(abi, name, nin):
-    # the float64-arithmetic float32 kernel (devices with full-rate FP64):
-    # inputs, the coefficient array, out; each array's data read
-    entry = abi[f"{name} tables"]
-    arrays = nin + 2
-    assert entry["params"] == ["u64"] * (7 * arrays)
-    read = entry["read"]
-    assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
-    assert {ABI_FIELDS[p % 7] for p in read} <= {"nitems", "data", "shape", "strides"}
-
-
-@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
-def test_half_kernels_take_seven_words_per_array(abi, name, nin):
-    # the 2-byte kernels: inputs, the table, out; each array's data read,
+def test_kernels_with_a_table_take_it_after_the_inputs(abi, kind, name, nin):
+    # a table beside the operands: the float64-arithmetic float32 kernel's
+    # coefficients (devices with full-rate FP64), the 2-byte kernels' values;
+    # the inputs, the table, out, seven words each; each array's data read,
     # and of the rest only what the packing fills with the array's own values
-    entry = abi[f"half {name}"]
+    entry = abi[f"{name} tables" if kind == "tables" else f"half {name}"]
     arrays = nin + 2
     assert entry["params"] == ["u64"] * (7 * arrays)
     read = entry["read"]
