@@ -501,10 +501,11 @@ class GpuFunction:
         key = (loop, layout, UNROLL, fp64)
         kernel = self._kernels.get(key)
         if kernel is None:
-            dev = self.fp64_device() if fp64 else self.device
+            tables = self.tables_argument(loop, layout, fp64)
+            dev = (self.fp64_tables[0]() if tables else self.fp64_device() if fp64
+                   else self.device)
             scope = {"dev": dev, "cast": CAST[loop]}
-            if self.tables_argument(loop, layout, fp64):
-                scope["dev"] = self.fp64_tables[0]()
+            if tables:
                 kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
                                                                self.fp64_tables[1]))
             elif layout[0]:
