@@ -42,8 +42,11 @@ RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
 OURS = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
 #: the launched float32 kernels as the sweep names them: on a device with
 #: full-rate FP64 (this one) gelu_numba.gpu's float32 loops run the
-#: float64-arithmetic kernel, which the sweep has for these two (as peers)
-SWEPT_AS = {"gelu": "gelu_numba_f64_arith", "gelu_backward": "gelu_numba_f64_arith_backward"}
+#: float64-arithmetic kernel, which the sweep has as peers (the 2026-11-26
+#: run for gelu and gelu_backward only)
+SWEPT_AS = {"gelu": "gelu_numba_f64_arith", "gelu_backward": "gelu_numba_f64_arith_backward",
+            **{f: f"gelu_numba_f64_arith_{f}" for f in ("gelu_grad", "gelu_grad2", "ndtr",
+                                                          "norm_pdf")}}
 
 
 def tables(text):
@@ -146,7 +149,7 @@ def section():
         f"*of copy*: bandwidth over a device-to-device copy of the same bytes "
         f"(`{command}`). Max ulp: all 2^32 float32 inputs on the device against the "
         "float64 GPU kernels; the launched kernel is the float64-arithmetic one on a "
-        "device with full-rate FP64 such as this (swept for `gelu` and `gelu_backward`), "
+        "device with full-rate FP64 such as this (where the sweep has it), "
         "the device functions of `gelu_numba.gpu.device` compute in float32.",
         "",
         table,

@@ -30,9 +30,12 @@ cupy_erfc_f64          CuPy ``ElementwiseKernel``: ``x * 0.5 * erfc(-x * 0.7071.
 cupy_erfcf             the same in float: ``x * 0.5f * erfcf(-x * 0.70710678f)``
 =====================  ========================================================
 
-Two more entries are not libraries: ``gelu_numba_f64_arith`` and
+More entries are not libraries: ``gelu_numba_f64_arith`` and
 ``gelu_numba_f64_arith_backward`` are gelu_numba's float32 ``gelu`` and
-``gelu_backward`` in float64 arithmetic (the CPU's kernels, 0.508 ulp; the
+``gelu_backward`` in float64 arithmetic (``gelu_numba_f64_arith_<name>``:
+the same for ``gelu_grad``, ``gelu_grad2``, ``ndtr`` and ``norm_pdf``, so
+that a sweep covers every float32 kernel a device with full-rate FP64
+launches; their literal form, the same bits) (the CPU's kernels, 0.508 ulp; the
 GPU's until 2026-11-24), launched like ``gelu_numba.gpu``'s (into one output
 per shape and dtype, reused: the result of a call is overwritten by the
 next; the rows of ``gelu_numba.gpu`` are timed with ``out=`` too). They
@@ -208,6 +211,8 @@ PEERS = {
     "cupy_erfcf": ("gelu", _F32, _cupy_peer("cupy_erfcf")),
     "gelu_numba_f64_arith": ("gelu", _F32, _f64_arith_peer("gelu")),
     "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _f64_arith_peer("gelu_backward")),
+    **{f"gelu_numba_f64_arith_{f}": (f, _F32, _f64_arith_peer(f))
+       for f in ("gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")},
 }
 
 

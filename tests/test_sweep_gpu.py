@@ -207,7 +207,7 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert "Exhaustive float32 accuracy on simulator" in text
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward", "ndtr"])
 def test_the_float64_arithmetic_variant_is_the_cpu_kernel_on_the_gpu_path(name):
     # gelu_numba_f64_arith(_backward): the CPU's float32 kernel launched like
     # gelu_numba.gpu's; its GPU sweep must be the CPU sweep of the CPU ufunc
@@ -215,7 +215,9 @@ def test_the_float64_arithmetic_variant_is_the_cpu_kernel_on_the_gpu_path(name):
     import gelu_numba
     from analysis import gpu_peers
     from gelu_numba import catalog
-    peer_name = "gelu_numba_f64_arith" + ("_backward" if name == "gelu_backward" else "")
+    peer_name = {"gelu": "gelu_numba_f64_arith",
+                 "gelu_backward": "gelu_numba_f64_arith_backward"}.get(
+                     name, f"gelu_numba_f64_arith_{name}")
     ok, _ = gpu_peers.available([peer_name])
     peer = ok[peer_name]
     assert (peer.function, peer.dtypes, peer.event_timed) == (name, ("float32",), True)
