@@ -395,6 +395,29 @@ def _grad_ufunc(x):
     return torch.from_numpy(g.gelu_backward(np.ones_like(x.numpy()), x.numpy()))
 
 
+def test_calls_that_record_nothing_skip_the_function_and_keep_tangents():
+    # no input needing a gradient (or no_grad): the kernel is called without
+    # the autograd.Function, with its bits; a dual tensor needs no gradient,
+    # yet keeps its tangent, under no_grad too
+    import torch.autograd.forward_ad as fwAD
+    x = _x(1001)
+    recorded = gt.gelu(x.clone().requires_grad_())
+    plain = gt.gelu(x)
+    with torch.no_grad():
+        off = gt.gelu(x.clone().requires_grad_())
+        backward_off = gt.gelu_backward(torch.ones_like(x), x.clone().requires_grad_())
+    assert recorded.grad_fn is not None and plain.grad_fn is None and off.grad_fn is None
+    assert same_bits(plain.numpy(), recorded.detach().numpy())
+    assert same_bits(off.numpy(), plain.numpy())
+    assert torch.equal(backward_off, _grad_ufunc(x)) and backward_off.grad_fn is None
+    for grad_mode in (True, False):
+        with fwAD.dual_level(), torch.set_grad_enabled(grad_mode):
+            out = gt.gelu(fwAD.make_dual(x, 2 * torch.ones_like(x)))
+            assert torch.equal(fwAD.unpack_dual(out).tangent, 2 * _grad_ufunc(x))
+            back = gt.gelu_backward(fwAD.make_dual(torch.ones_like(x), torch.ones_like(x)), x)
+            assert torch.equal(fwAD.unpack_dual(back).tangent, _grad_ufunc(x))
+
+
 def test_forward_mode_ad_jvp_jacfwd_hessian_and_dual_tensors():
     import torch.autograd.forward_ad as fwAD
     from torch.func import hessian, jacfwd, jvp

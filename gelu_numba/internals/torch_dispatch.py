@@ -18,6 +18,11 @@
   ``torch.library.custom_op``'s generated kernel does (which has no jvp).
   If they change: ``register_autograd`` (backward only) and forward mode
   through the public functions alone.
+* ``torch.autograd.forward_ad._current_level``: whether a forward-mode
+  level (``dual_level``) is open, where a call that records no autograd
+  graph still needs the Function for its tangent.  If it changes: eager
+  calls raise ``AttributeError`` naming it (never a silently dropped
+  tangent), and the probe fails.
 * ``torch.library._impls``: PyTorch before ``Library.impl`` took
   ``allow_override`` (2.11 has not, 2.13 has and allows by default) refuses
   a second Python kernel for a key where ``custom_op`` put its Autograd
@@ -54,6 +59,11 @@ def redispatch_below_autograd(opoverload, keyset, *args):
         return opoverload.redispatch(keyset & torch._C._after_autograd_keyset, *args)
 
 
+def dual_level_active():
+    """Whether a ``torch.autograd.forward_ad.dual_level`` is open."""
+    return torch.autograd.forward_ad._current_level >= 0
+
+
 def replace_kernel(lib, name, fn, dispatch_key):
     """``lib.impl(name, fn, dispatch_key, with_keyset=True)``, replacing the
     Python kernel already registered there (``custom_op``'s own)."""
@@ -73,3 +83,7 @@ def probe():
         raise ImportError(f"gelu_numba.torch: torch {torch.__version__} has no "
                           f"torch._C.{', torch._C.'.join(missing)}")
     jvp_levels()
+    import torch.autograd.forward_ad as forward_ad
+    if not isinstance(getattr(forward_ad, "_current_level", None), int):
+        raise ImportError(f"gelu_numba.torch: torch {torch.__version__} has no "
+                          "torch.autograd.forward_ad._current_level")

@@ -692,6 +692,16 @@ def eager(*tensors):
 _legacy_batched = torch_dispatch.is_legacy_batched
 
 
+def _nothing_to_record(*tensors):
+    """True where an eager Function would record nothing: no input needs a
+    gradient (or grad mode is off) and no forward-mode level is open (a
+    dual tensor needs no grad, yet its tangent is carried by the Function
+    alone, under ``no_grad`` too).  There the kernel is called as it is:
+    the same result, without autograd.Function's cost."""
+    return (not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+            and not torch_dispatch.dual_level_active())
+
+
 def apply_gelu(x, approximate):
     """Differentiable f(x), by the fastest path that works where it runs:
     the eager Function on plain tensors; under ONNX export, ONNX's Gelu
@@ -701,6 +711,8 @@ def apply_gelu(x, approximate):
     name); else (the ``torch.func`` transforms, meta tensors, tensor
     subclasses) the Function over the operator."""
     if eager(x):
+        if _nothing_to_record(x):
+            return gelu_kernel(x, approximate)
         return EagerGelu.apply(x, approximate)
     if torch.onnx.is_in_onnx_export():
         return onnx_gelu(x, approximate)
@@ -718,6 +730,8 @@ def apply_derivative(dy, x, approximate, order):
     ``jacobian(vectorize=True)``) runs under vmap, where the eager kernel
     cannot see the batched tensors' data."""
     if eager(dy, x):
+        if _nothing_to_record(dy, x):
+            return derivative_kernel(dy, x, approximate, order)
         return EagerDerivative.apply(dy, x, approximate, order)
     if torch.onnx.is_in_onnx_export():
         raise RuntimeError("gelu_numba.torch: the GELU derivatives have no ONNX form "
