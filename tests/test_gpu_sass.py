@@ -65,7 +65,8 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     run = subprocess.run([sys.executable, "-m", "analysis.gpu_sass", "--functions",
-                          "gelu,norm_pdf", "--frontier", "analysis/results/sweep_float32_gpu.json"],
+                          "gelu,gelu_backward,norm_pdf", "--frontier",
+                          "analysis/results/sweep_float32_gpu.json"],
                          env=env, cwd=root, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {}
@@ -96,6 +97,9 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     for fmt in ("bfloat16", "float16"):
         half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
         assert float(half[7]) == 0 and 4 <= float(half[6]) <= 50
+        # the backward: decode, product, round; float16 by the hardware's
+        # conversions (kernels.half), within the same budget
+        assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
     # the frontier: four float32 gelu designs, fewest instructions first, the
     # launched loops counted as above; ours below 1 ulp, the naive float32

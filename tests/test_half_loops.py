@@ -138,3 +138,44 @@ def test_bfloat16_ufuncs_refuse_other_dtypes():
     before = x.copy()
     half.gelu_bfloat16(x)
     np.testing.assert_array_equal(x, before)   # inputs are never modified
+
+
+def test_the_cuda_forms_of_the_float16_conversions_are_the_integer_code():
+    # compiled for CUDA, round_float16 converts its round-to-odd float32 by
+    # cvt.rn.f16.f32 and decode_float16 by cvt.f32.f16 (IEEE: to nearest
+    # even, gradual underflow, overflow to inf; exact), which NumPy's casts
+    # are too; the integer code the CPU runs must give the same bits at
+    # every float16, at each midpoint and a float64 ulp either side, and
+    # past the overflow edge (NaN: the format's quiet NaN, with its sign)
+    from numba import njit
+
+    from gelu_numba.kernels import half as kh
+
+    @njit
+    def integer_code(v, out, odd):
+        for i in range(v.size):
+            out[i] = kh.round_float16(v[i])
+            odd[i] = kh._float32_round_to_odd(v[i])
+
+    bits = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+    values = bits.view(np.float16).astype(np.float64)
+    finite = values[np.isfinite(values)]
+    up = np.sort(finite)
+    mids = (up[:-1] + up[1:]) / 2
+    v = np.concatenate([finite, mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf),
+                        [65504.0, 65519.99, 65520.0, 65536.0, 1e6, -65520.0, 2.0**-25,
+                         -2.0**-25, 2.0**-26, 1e-300, 0.0, -0.0, np.inf, -np.inf, np.nan,
+                         -np.nan]])
+    out, odd = np.empty(v.size, np.uint16), np.empty(v.size, np.uint32)
+    integer_code(v, out, odd)
+    with np.errstate(over="ignore"):
+        cast = odd.view(np.float32).astype(np.float16).view(np.uint16)
+    nan = np.isnan(v)
+    cast[nan] = np.where(np.signbit(v[nan]), 0xFE00, 0x7E00)
+    assert np.array_equal(out, cast)
+    # decode: the cast of every float16 (NaNs as NaNs)
+    dec = np.array([kh.decode_float16(b) for b in bits])
+    want = bits.view(np.float16).astype(np.float64)
+    assert np.array_equal(np.isnan(dec), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert np.array_equal(dec[ok].view(np.uint64), want[ok].view(np.uint64))

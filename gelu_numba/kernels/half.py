@@ -38,15 +38,15 @@ Formats: float16 (11-bit significand, exponents -14..15) and bfloat16
 
 import numpy as np
 
-from gelu_numba.kernels.primitives import float32_bits, float32_from_bits, inline
+from gelu_numba.kernels.primitives import (float16_bits_rn, float16_value, float32_bits,
+                                           float32_from_bits, inline, per_target)
 
 _u16, _u32 = np.uint16, np.uint32
 _F32_ABS = _u32(0x7FFFFFFF)
 _F32_INF = _u32(0x7F800000)
 
 
-@inline
-def decode_float16(b):
+def _decode_float16(b):
     """The float64 value of the float16 with bit pattern ``b``: its
     exponent and significand moved into a float32 (``<< 13``), rescaled by
     2**112 (127 - 15: exact, subnormals included); inf and NaN by their
@@ -91,8 +91,7 @@ def round_bfloat16(v):
     return _u16((b + _u32(0x7FFF) + ((b >> 16) & 1)) >> 16)
 
 
-@inline
-def round_float16(v):
+def _round_float16(v):
     """float64 ``v`` correctly rounded to float16: its bits."""
     b = _float32_round_to_odd(v)
     sign = _u16((b >> 16) & 0x8000)
@@ -110,6 +109,34 @@ def round_float16(v):
     # rebias the exponent (127 -> 15) and round the 13 bits dropped
     r = (a - _u32(112 << 23) + _u32(0xFFF) + ((a >> 13) & 1)) >> 13
     return sign | _u16(r)
+
+
+def _decode_float16_cuda():
+    def decode(b):
+        return np.float64(float16_value(np.uint16(b)))
+    return decode
+
+
+def _round_float16_cuda():
+    def round_(v):
+        # the hardware conversion (cvt.rn.f16.f32) of the round-to-odd
+        # float32: the same rounding as the integer code, one instruction;
+        # a NaN is made the format's quiet NaN with its sign, as there
+        b = _float32_round_to_odd(v)
+        if (b & _F32_ABS) > _F32_INF:
+            return _u16(((b >> 16) & 0x8000) | 0x7E00)
+        return float16_bits_rn(float32_from_bits(b))
+    return round_
+
+
+# On the CPU and in Python the integer code above (the CPU loops vectorise
+# it, and a CPU without F16C has no conversion instruction); compiled for
+# CUDA the hardware's conversions, the same values (the repository's
+# tests/test_half_loops.py checks the rounding against NumPy's IEEE cast),
+# in half the instructions of float16's backward kernel (python -m
+# analysis.gpu_sass)
+decode_float16 = per_target("decode_float16", "b", _decode_float16, _decode_float16_cuda)
+round_float16 = per_target("round_float16", "v", _round_float16, _round_float16_cuda)
 
 
 @inline

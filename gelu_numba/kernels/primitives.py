@@ -574,16 +574,50 @@ def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
     if len(pieces) == 1:
         return _compile_source(source, name)
     literal = _compile_source(source, name, jit=False)
-    args = "vh, vl, upper" if dd_variable else "vh, upper"
-    cuda = functools.partial(_poly_dd_cuda, name, pieces, tuple(exact_steps), dd_variable)
-    scope = {"literal": literal, "cuda": cuda}
-    exec(f"def {name}({args}):\n    return literal({args})\n"
-         f"def on_cpu({args}):\n    return literal\n"
+    return per_target(name, "vh, vl, upper" if dd_variable else "vh, upper", literal,
+                      functools.partial(_poly_dd_cuda, name, pieces, tuple(exact_steps),
+                                        dd_variable))
+
+
+def per_target(name, args, cpu, cuda):
+    """A function ``name(args)`` (``args``: its parameters, as written)
+    that runs the Python function ``cpu`` when called from Python (the CUDA
+    simulator too) and compiled for the CPU, and ``cuda()`` (the CUDA
+    implementation, made on first use) compiled for CUDA: one operation,
+    two forms of it, which must give the same bits."""
+    scope = {"cpu": cpu, "cuda": cuda}
+    exec(f"def {name}({args}):\n    return cpu({args})\n"
+         f"def on_cpu({args}):\n    return cpu\n"
          f"def on_cuda({args}):\n    return cuda()\n", scope)
-    poly = scope[name]
-    overload(poly, target="cpu", jit_options=JIT_OPTIONS)(scope["on_cpu"])
-    overload(poly, target="cuda", jit_options=JIT_OPTIONS)(scope["on_cuda"])
-    return poly
+    overload(scope[name], target="cpu", jit_options=JIT_OPTIONS)(scope["on_cpu"])
+    overload(scope[name], target="cuda", jit_options=JIT_OPTIONS)(scope["on_cuda"])
+    return scope[name]
+
+
+@intrinsic
+def float16_bits_rn(typingctx, f):
+    """The bits of float32 ``f`` rounded to float16 (to nearest, ties to
+    even; subnormal and infinite results included).  CUDA only: a CPU
+    without F16C would need a runtime-library call that Numba does not link
+    (``NUMBA_CPU_NAME=generic``: a segmentation fault)."""
+    sig = types.uint16(types.float32)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+
+    return sig, codegen
+
+
+@intrinsic
+def float16_value(typingctx, b):
+    """The float32 value of the float16 with bit pattern ``b`` (exact; a
+    NaN's payload may differ).  CUDA only, as :func:`float16_bits_rn`."""
+    sig = types.float32(types.uint16)
+
+    def codegen(context, builder, signature, args):
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+
+    return sig, codegen
 
 
 def poly_dd_table_source(name, pieces, exact_steps=(), dd_variable=True):
