@@ -221,11 +221,17 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 if dt not in peer.dtypes:
                     continue
                 args = (x, y)[:peer.nin]
-                if peer.event_timed:
-                    with peer.stream(stream):
-                        t = _event_time(lambda: peer.call(*args), rounds, batch, cuda, stream)
-                else:
-                    t = _host_time(lambda: peer.call(*args), rounds, batch, cuda)
+                try:
+                    if peer.event_timed:
+                        with peer.stream(stream):
+                            t = _event_time(lambda: peer.call(*args), rounds, batch, cuda,
+                                            stream)
+                    else:
+                        t = _host_time(lambda: peer.call(*args), rounds, batch, cuda)
+                except Exception as e:  # (a peer's failure costs its row, not the run)
+                    print(f"peer {peer.name} {dt} n={n} failed: {type(e).__name__}: {e}",
+                          file=sys.stderr, flush=True)
+                    continue
                 rows.append(_row(peer.name, dt, n, t, (peer.nin + 1) * n * item, copy_bw,
                                  peer=True, host_timed=not peer.event_timed))
             del x, y, out

@@ -198,6 +198,16 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert by[("own_gelu_backward", "float32")]["host_timed"]
     assert not by[("own_gelu", "float32")]["host_timed"]
     assert all(r["t_median"] > 0 for r in rows)
+    # a peer that fails costs its row, named on stderr, not the run
+    from analysis.gpu_peers import Peer
+
+    def broken(x):
+        raise RuntimeError("no such dtype here")
+
+    only = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu,
+                                  peers=[Peer("broken", "gelu", ("float32",), broken, None)],
+                                  dtypes=("float32",))
+    assert [(r["function"], r["dtype"]) for r in only] == [("gelu", "float32")]
     acc = {"gpu": "simulator", "results": [
         sweep_gpu.sweep_gpu("gelu", 2**32 // 7 + 1, progress=False)]}
     text = gpu_throughput.report({"name": "sim", "sms": 1, "cc": "9.0"}, rows, [], None, None,
