@@ -12,10 +12,8 @@ several input sets of the same size (:func:`input_sets`: up to 512, together
 at most 4 MiB, in the L2 or L3 cache): called again and again on the same
 few thousand values, a kernel with data-dependent branches (libm's ``erf``
 and ``erfc`` in the naive formulas) runs faster than on new data, because
-the branch predictor learns their outcomes (on the Zen 4 VM the naive
-float64 gelu at 10^3 needed over 100 distinct sets to run at its speed on
-new data: the issue 32 note of 2026-11-26), while a model's activations
-differ from call to call.  The branch-free kernels of gelu_numba run at one
+the branch predictor learns their outcomes (measured in the issue 32 note
+of 2026-11-26), while a model's activations differ from call to call.  The branch-free kernels of gelu_numba run at one
 speed either way.  ``--one-core`` pins this process to one
 core (``os.sched_setaffinity``) for the one-thread rows, as ``taskset -c 0``
 would; the parallel rows always run in a separate, unpinned process without
@@ -172,16 +170,24 @@ def _ufunc_pair(x, dy):
     return f
 
 
-def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
-    """gelu_numba.torch.GELU() against torch.nn.GELU(), forward + backward
-    through autograd (issue 15's target: cost <= 1.2x, a speed ratio >=
-    0.83x, at 10^6 float32), and against the two ufunc calls it makes (the
-    cost of the PyTorch layer itself)."""
+def _torch_modules():
+    """``(torch, gelu_numba.torch)``, or ``(None, None)`` without PyTorch."""
     try:
         import torch
 
         import gelu_numba.torch as gt
     except ImportError:  # pragma: no cover - optional peer
+        return None, None
+    return torch, gt
+
+
+def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
+    """gelu_numba.torch.GELU() against torch.nn.GELU(), forward + backward
+    through autograd (issue 15's target: cost <= 1.2x, a speed ratio >=
+    0.83x, at 10^6 float32), and against the two ufunc calls it makes (the
+    cost of the PyTorch layer itself)."""
+    torch, gt = _torch_modules()
+    if torch is None:  # pragma: no cover - optional peer
         return []
     rows = []
     for dtype in (torch.float32, torch.float64):
@@ -205,11 +211,8 @@ def half_rows(rounds, sizes=(10**5, 10**6)):
     """bfloat16 and float16 tensors through gelu_numba.torch (one pass, bits
     in and out, correctly rounded) against F.gelu and aten.gelu_backward
     (issue 32's target: bfloat16 forward >= 0.7x at 10^6)."""
-    try:
-        import torch
-
-        import gelu_numba.torch as gt
-    except ImportError:  # pragma: no cover - optional peer
+    torch, gt = _torch_modules()
+    if torch is None:  # pragma: no cover - optional peer
         return []
     rows = []
     for dtype in (torch.bfloat16, torch.float16):

@@ -40,9 +40,11 @@ def test_readme_is_short_and_has_the_two_commands():
             "&& .venv/bin/python -m analysis.report") in text
 
 
-def test_gpu_results_page_is_the_generators_output():
-    from analysis import gpu_docs
-    text = gpu_docs.PAGE.read_text()
-    start, end = gpu_docs.MARKERS
+@pytest.mark.parametrize("generator", ["gpu_docs", "accuracy_docs"])
+def test_generated_page_sections_are_the_generators_output(generator):
+    import importlib
+    gen = importlib.import_module(f"analysis.{generator}")
+    text = gen.PAGE.read_text()
+    start, end = gen.MARKERS
     section = text.split(start, 1)[1].split(end, 1)[0].strip()
-    assert section == gpu_docs.section().strip(), "run: python -m analysis.gpu_docs --update"
+    assert section == gen.section().strip(), f"run: python -m analysis.{generator} --update"

@@ -687,7 +687,7 @@ def pack_arguments(pointers, n, itemsize, fixed=None):
     put in at their positions."""
     args = []
     for p in pointers:
-        args += (0, 0, n, itemsize, p, n, itemsize)
+        args += pack_array(p, n, itemsize)
     if fixed:
         for at, words in fixed.items():
             args[7 * at:7 * at] = words
