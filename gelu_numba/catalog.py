@@ -13,6 +13,7 @@ here.  :func:`lookup` finds a record by name, :func:`published` lists the
 records of one public module.
 """
 
+import dataclasses
 import inspect
 import math
 import textwrap
@@ -57,6 +58,11 @@ class Function:
         The GPU's float32 kernel where it is not ``k32``: float32 arithmetic
         (:mod:`gelu_numba.kernels.normal32_gpu_f32`) instead of the CPU's float64,
         which most GPUs run at 1/32 to 1/64 of their float32 rate.
+    ordinary : tuple or None
+        ``(in_range, kernel)``: the float64 kernel's ordinary form, which
+        returns its bits for the arguments ``in_range`` accepts by fewer
+        steps (:mod:`gelu_numba.kernels.normal`); the CPU loops run each
+        block of elements all in range through it.
     """
 
     name: str
@@ -67,10 +73,15 @@ class Function:
     modules: tuple
     bound: tuple
     k32_gpu: object = None
+    ordinary: tuple = None
 
     def kernel(self, char):
         """The kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
         return self.k32 if char == "f" else self.k64
+
+    def ordinary_kernel(self, char):
+        """``(in_range, kernel)`` of loop ``char``'s ordinary form, or None."""
+        return self.ordinary if char == "d" else None
 
     @property
     def params(self):
@@ -128,6 +139,12 @@ _EXACT_MODULES = (TOP, PARALLEL, GPU)
 
 
 def _exact():
+    return [dataclasses.replace(f, ordinary=(
+        normal.in_range_backward if f.nin == 2 else normal.in_range,
+        getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
+
+
+def _exact_records():
     return [
         _function("gelu", normal.gelu, normal32_cpu_f64.gelu, 1, """
     Exact GELU: ``x * Phi(x)``, Phi the standard normal CDF

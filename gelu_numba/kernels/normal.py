@@ -80,7 +80,8 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.primitives import (
-    inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, fma, is_finite,
+    inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, float64_bits, fma,
+    is_finite,
     make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
     scaled_mul, stand_in, two_prod, two_sum,
 )
@@ -135,7 +136,7 @@ def exp_dd(s, se):
 
 
 @inline
-def tail_variable(a):
+def tail_variable(a, ordinary=False):
     """``v = t - t_c`` as an unnormalised dd, for ``t = (a - 4)/(a + 4)`` and
     ``t_c = -1/2`` if ``a < 4`` (``upper`` false), ``+1/2`` otherwise.
 
@@ -145,42 +146,43 @@ def tail_variable(a):
     ``2**-53 * 8 w <= 2**-52``, and ``vh + vl`` is within 2**-100 of v.
     ``1.5 - 8 w`` is exact (Sterbenz: ``1 <= 8 w <= 2``); ``0.5 - 8 w``
     is exact for ``8 w >= 1/4`` and a :func:`fast_two_sum` below.
+    ``ordinary`` (a constant): ``a < 4`` is known (:func:`in_range`).
     """
     sh, sl = two_sum(a, C_T)
     wh = 1.0 / sh
     wl = (fma(-sh, wh, 1.0) - sl * wh) * wh
-    upper = a >= C_T
+    upper = False if ordinary else a >= C_T
     vh, vl = fast_two_sum(0.5 if upper else 1.5, -2.0 * C_T * wh)
     return vh, vl - 2.0 * C_T * wl, upper
 
 
 @inline
-def tail_ratio_dd(a):
+def tail_ratio_dd(a, ordinary=False):
     """``R(a) = Phi(-a) exp(a**2/2)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-57.5."""
-    vh, vl, upper = tail_variable(a)
+    vh, vl, upper = tail_variable(a, ordinary)
     return _r_poly(vh, vl, upper)
 
 
 @inline
-def grad_ratio_dd(a):
+def grad_ratio_dd(a, ordinary=False):
     """``H(a) = (R(a) - a phi0)/(a - z0)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-58."""
-    vh, vl, upper = tail_variable(a)
+    vh, vl, upper = tail_variable(a, ordinary)
     return _h_poly(vh, vl, upper)
 
 
 @inline
-def upper_tail_dd(a):
+def upper_tail_dd(a, ordinary=False):
     """``Q(a) = Phi(-a) = (qh + ql) * 2**k`` (mantissa relative error < 2**-57)."""
     eh, el, k = exp_neg_half_sq_dd(a)
-    rh, rl = tail_ratio_dd(a)
+    rh, rl = tail_ratio_dd(a, ordinary)
     qh, ql = dd_mul(eh, el, rh, rl)
     return qh, ql, k
 
 
 @inline
-def grad_tail_dd(a):
+def grad_tail_dd(a, ordinary=False):
     """``G(a) = E(a) (a - z0) H(a) = (gh + gl) * 2**k``: GELU'(-a), with its
     zero at ``a = z0`` as an exact factor.
 
@@ -190,7 +192,7 @@ def grad_tail_dd(a):
     ``a - z0`` at the double nearest z0).
     """
     eh, el, k = exp_neg_half_sq_dd(a)
-    hh, hl = grad_ratio_dd(a)
+    hh, hl = grad_ratio_dd(a, ordinary)
     dh, dl = two_sum(a, -Z0_HI)
     dh, dl = dd_add(dh, dl, -Z0_LO, -Z0_LO2)
     gh, gl = dd_mul(dh, dl, hh, hl)
@@ -198,63 +200,116 @@ def grad_tail_dd(a):
     return gh, gl, k
 
 
-def ndtr(x):
-    """Standard normal CDF Phi(x)."""
+# ------------------------------------------------------- the ordinary range
+#
+# The element loops (gelu_numba.targets.cpu) run each block of elements
+# that are all in range (in_range) through the kernels' "ordinary" forms:
+# the same operations on the same values, less the steps that only other
+# inputs need (NaN and infinities, the a >= 4 pieces of R and H chosen by
+# blends, the clamps of huge arguments, the scaling of results near the
+# subnormal range).  Each step left out is an identity there, so the
+# ordinary form returns the general form's bits (the gelu-numba repository's
+# tests/test_ordinary.py compares them) and the error analysis above holds
+# unchanged.  Below 4, R and H use their first piece; from 2**-900 (or 0) to
+# 4 in |x|, and 2**-900 to 2**900 (or 0) in |dy|, every result is normal,
+# far from both ends, as scaled_mul's ``normal`` needs.
+
+#: bit patterns of the ordinary range's ends (the loops compare magnitudes
+#: as integers: an ordered float comparison of NaN would raise "invalid")
+_X_END = int(np.float64(C_T).view(np.uint64))
+_TINY_END = int(np.float64(2.0**-900).view(np.uint64))
+_HUGE_END = int(np.float64(2.0**900).view(np.uint64))
+_MAGNITUDE = 0x7FFFFFFFFFFFFFFF
+
+
+@inline
+def _magnitude(x):
+    return float64_bits(x) & np.uint64(_MAGNITUDE)
+
+
+@inline
+def in_range(x):
+    """x in the ordinary range: ``2**-900 <= |x| < 4``, or 0."""
+    m = _magnitude(x)
+    return (m < np.uint64(_X_END)) & ((m >= np.uint64(_TINY_END)) | (m == np.uint64(0)))
+
+
+@inline
+def in_range_backward(dy, x):
+    """(dy, x) in the fused backward's ordinary range: x in :func:`in_range`,
+    ``2**-900 <= |dy| <= 2**900`` or 0."""
+    m = _magnitude(dy)
+    return in_range(x) & (m <= np.uint64(_HUGE_END)) & (
+        (m >= np.uint64(_TINY_END)) | (m == np.uint64(0)))
+
+
+@inline
+def _ndtr(x, ordinary):
     xd = np.float64(x)
-    xs = nan_to_zero(xd)
-    qh, ql, k = upper_tail_dd(clamp_abs(xs, A_MAX))
+    xs = xd if ordinary else nan_to_zero(xd)
+    qh, ql, k = upper_tail_dd(clamp_abs(xs, A_MAX), ordinary)
     # Phi(-inf) = 0 exactly: a zero factor, not the tail at A_MAX
-    r = mul_tail_or_complement(0.0 if xs == -_INF else 1.0, xs < 0.0, qh, ql, k)
-    return r if xd == xd else xd
+    y = 1.0 if ordinary or xs != -_INF else 0.0
+    r = mul_tail_or_complement(y, xs < 0.0, qh, ql, k, ordinary)
+    return r if ordinary or xd == xd else xd
 
 
-def norm_pdf(x):
-    """Standard normal density phi(x)."""
+@inline
+def _norm_pdf(x, ordinary):
     xd = np.float64(x)
-    xs = nan_to_zero(xd)
+    xs = xd if ordinary else nan_to_zero(xd)
     eh, el, k = exp_neg_half_sq_dd(clamp_abs(xs, A_MAX))
     mh, ml = dd_mul(eh, el, PHI0_HI, PHI0_LO)
     # phi(+-inf) = 0 exactly
-    r = scaled_mul(1.0 if is_finite(xs) else 0.0, mh, ml, k)
-    return r if xd == xd else xd
+    y = 1.0 if ordinary or is_finite(xs) else 0.0
+    r = scaled_mul(y, mh, ml, k, ordinary)
+    return r if ordinary or xd == xd else xd
 
 
-def gelu(x):
-    """GELU(x) = x Phi(x)."""
+@inline
+def _gelu(x, ordinary):
     xd = np.float64(x)
-    # finite stand-in for NaN and +-inf, fixed up at the end
-    xs = stand_in(nan_to_zero(xd))
-    qh, ql, k = upper_tail_dd(clamp_abs(xs, A_MAX))
+    if ordinary:
+        xs = xd
+    else:
+        # finite stand-in for NaN and +-inf, fixed up at the end
+        xs = stand_in(nan_to_zero(xd))
+    qh, ql, k = upper_tail_dd(clamp_abs(xs, A_MAX), ordinary)
     # below -A_MAX, |GELU(x)| < e**-1498 rounds to -0.0: the factor -0.0
     # gives it exactly (GELU(-inf) = -0.0 included)
-    y = xs if xs > -A_MAX else -0.0
-    r = mul_tail_or_complement(y, xs < 0.0, qh, ql, k)
+    y = xs if ordinary or xs > -A_MAX else -0.0
+    r = mul_tail_or_complement(y, xs < 0.0, qh, ql, k, ordinary)
+    if ordinary:
+        return r
     r = restore_inf(r, xs, xd)  # GELU(+inf) = +inf
     return r if xd == xd else xd
 
 
-def gelu_grad(x):
-    """GELU'(x) = Phi(x) + x phi(x)."""
+@inline
+def _gelu_grad(x, ordinary):
     xd = np.float64(x)
-    xs = nan_to_zero(xd)
-    gh, gl, k = grad_tail_dd(clamp_abs(xs, A_MAX))
+    xs = xd if ordinary else nan_to_zero(xd)
+    gh, gl, k = grad_tail_dd(clamp_abs(xs, A_MAX), ordinary)
     # GELU'(-inf) = -0.0: a zero factor (G < 0 far out gives the sign)
-    r = mul_tail_or_complement(0.0 if xs == -_INF else 1.0, xs < 0.0, gh, gl, k)
-    return r if xd == xd else xd
+    y = 1.0 if ordinary or xs != -_INF else 0.0
+    r = mul_tail_or_complement(y, xs < 0.0, gh, gl, k, ordinary)
+    return r if ordinary or xd == xd else xd
 
 
-def gelu_backward(dy, x):
-    """Fused backward pass: dy * GELU'(x), rounded once."""
+@inline
+def _gelu_backward(dy, x, ordinary):
     dyd = np.float64(dy)
     xd = np.float64(x)
-    xs = nan_to_zero(xd)
-    dy_finite = is_finite(dyd)
+    xs = xd if ordinary else nan_to_zero(xd)
+    dy_finite = True if ordinary else is_finite(dyd)
     dys = dyd if dy_finite else 1.0
-    gh, gl, k = grad_tail_dd(clamp_abs(xs, A_MAX))
+    gh, gl, k = grad_tail_dd(clamp_abs(xs, A_MAX), ordinary)
     neg = xs < 0.0
     # GELU'(-inf) is exactly -0: dy * -0.0 (G < 0 far out gives the sign)
-    y = dys if xs != -_INF else math.copysign(0.0, dys)
-    r = mul_tail_or_complement(y, neg, gh, gl, k)
+    y = dys if ordinary or xs != -_INF else math.copysign(0.0, dys)
+    r = mul_tail_or_complement(y, neg, gh, gl, k, ordinary)
+    if ordinary:
+        return r
     # infinite or NaN dy: the IEEE product with GELU'(x), whose sign (that of
     # the mantissa gh for x < 0, + for x >= 0) is all that matters; GELU' is
     # never 0 at a finite x.  A factor +-1, so that no lane overflows.
@@ -264,10 +319,10 @@ def gelu_backward(dy, x):
     return r if xd == xd else xd
 
 
-def gelu_grad2(x):
-    """GELU''(x) = phi(x) (2 - x**2)."""
+@inline
+def _gelu_grad2(x, ordinary):
     xd = np.float64(x)
-    xs = nan_to_zero(xd)
+    xs = xd if ordinary else nan_to_zero(xd)
     a = clamp_abs(xs, A_MAX)
     eh, el, k = exp_neg_half_sq_dd(a)
     p, pe = two_prod(a, a)
@@ -277,5 +332,62 @@ def gelu_grad2(x):
     mh, ml = dd_mul(eh, el, wh, wl)
     mh, ml = dd_mul(mh, ml, PHI0_HI, PHI0_LO)
     # GELU''(+-inf) = -0.0: a zero factor (2 - a**2 < 0 gives the sign)
-    r = scaled_mul(1.0 if is_finite(xs) else 0.0, mh, ml, k)
-    return r if xd == xd else xd
+    y = 1.0 if ordinary or is_finite(xs) else 0.0
+    r = scaled_mul(y, mh, ml, k, ordinary)
+    return r if ordinary or xd == xd else xd
+
+
+# The kernels (general forms), then their ordinary forms: one body each.
+
+def ndtr(x):
+    """Standard normal CDF Phi(x)."""
+    return _ndtr(x, False)
+
+
+def norm_pdf(x):
+    """Standard normal density phi(x)."""
+    return _norm_pdf(x, False)
+
+
+def gelu(x):
+    """GELU(x) = x Phi(x)."""
+    return _gelu(x, False)
+
+
+def gelu_grad(x):
+    """GELU'(x) = Phi(x) + x phi(x)."""
+    return _gelu_grad(x, False)
+
+
+def gelu_backward(dy, x):
+    """Fused backward pass: dy * GELU'(x), rounded once."""
+    return _gelu_backward(dy, x, False)
+
+
+def gelu_grad2(x):
+    """GELU''(x) = phi(x) (2 - x**2)."""
+    return _gelu_grad2(x, False)
+
+
+def ndtr_ordinary(x):
+    return _ndtr(x, True)
+
+
+def norm_pdf_ordinary(x):
+    return _norm_pdf(x, True)
+
+
+def gelu_ordinary(x):
+    return _gelu(x, True)
+
+
+def gelu_grad_ordinary(x):
+    return _gelu_grad(x, True)
+
+
+def gelu_backward_ordinary(dy, x):
+    return _gelu_backward(dy, x, True)
+
+
+def gelu_grad2_ordinary(x):
+    return _gelu_grad2(x, True)

@@ -401,7 +401,7 @@ def normalised(v):
 
 
 @inline
-def scaled_mul(y, mh, ml, k):
+def scaled_mul(y, mh, ml, k, normal=False):
     """``y * (mh + ml) * 2**k`` rounded once, for any finite y.
 
     ``mh + ml`` is a dd number with ``2**-120 <= |mh| <= 2**20`` (or 0) and
@@ -421,11 +421,20 @@ def scaled_mul(y, mh, ml, k):
     subnormal ones included, is therefore the correctly rounded value of
     ``y (mh + ml) 2**k (1 + d)`` with ``|d| < 2**-104``; a subnormal result
     raises no underflow flag (the final scaling is exact).
+
+    ``normal`` (a constant): the caller knows the result to be a normal
+    double, far from both ends (``2**-960`` to ``2**960``).  Then ``b`` is
+    0 and the two-step scaling is one exact product, so those steps are
+    left out: the same bits, the same flags.
     """
     m, e = normalised(y)
     kk = k + e
     p = mul_rn(m, mh)
     pe = fma(m, mh, -p) + m * ml
+    if normal:
+        # b = 0: two_sum(0, p) = (p, 0), and p + 0 + pe differs from
+        # p + pe only in the sign of a zero, which copysign sets as below
+        return math.copysign(add_rn(p, pe), p) * pow2(kk)
     # 2**-1022 scaled like p (clamped: beyond 2**200 it only makes the
     # result 0, and below the smallest normal it is never used)
     bmag = pow2(max(min(-1022 - kk, 200), -1022))
@@ -456,19 +465,22 @@ def unscale(h, l, k):
 
 
 @inline
-def mul_tail_or_complement(y, lower, h, l, k):
+def mul_tail_or_complement(y, lower, h, l, k, ordinary=False):
     """``y * F``, rounded once, for a CDF-like F known by its lower tail
     ``T = (h + l) * 2**k``: ``F = T`` if ``lower``, else ``F = 1 - T``.
 
     One :func:`scaled_mul` of the chosen dd, so the unused form costs no
     product and raises no flag (a tail that underflows beside 1 is never
     scaled).  ``y = 1`` gives F itself, ``y = +-0`` a signed zero (the exact
-    value at an infinite x where F or x F tends to 0).
+    value at an infinite x where F or x F tends to 0).  ``ordinary`` (a
+    constant): the result is known normal (:func:`scaled_mul`'s ``normal``).
     """
     uh, ul = unscale(h, l, k)
     ph, pl = one_minus_dd(uh, ul)
-    return scaled_mul(y, h if lower else ph, l if lower else pl,
-                      k if lower else np.int64(0))
+    mh = h if lower else ph
+    ml = l if lower else pl
+    kk = k if lower else np.int64(0)
+    return scaled_mul(y, mh, ml, kk, ordinary)
 
 
 def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
@@ -859,6 +871,11 @@ def float32_bits(x):
     return np.float32(x).view(np.uint32)
 
 
+def float64_bits(x):
+    """The bit pattern of float64 ``x`` as a uint64."""
+    return np.float64(x).view(np.uint64)
+
+
 def float32_from_bits(i):
     """The float32 whose bit pattern is ``i`` (taken modulo 2**32)."""
     return np.uint32(int(i) & 0xFFFFFFFF).view(np.float32)
@@ -880,6 +897,16 @@ def _float32_bits(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(32))
+
+    return sig, codegen
+
+
+@intrinsic
+def _float64_bits(typingctx, x):
+    sig = types.uint64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
 
     return sig, codegen
 
@@ -945,6 +972,14 @@ def horner32(coeffs, x):
 def _float32_bits_generic(x):
     def impl(x):
         return _float32_bits(np.float32(x))
+
+    return impl
+
+
+@overload(float64_bits, target="generic")
+def _float64_bits_generic(x):
+    def impl(x):
+        return _float64_bits(np.float64(x))
 
     return impl
 

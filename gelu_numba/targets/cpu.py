@@ -32,13 +32,16 @@ Pickling
     ``gelu_numba.targets.cpu.<name>`` (this module's ``__getattr__``).
 """
 
+import contextlib
 import functools
 import inspect
 import threading
 
+import llvmlite.binding as ll
 import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import NumbaNotImplementedError, TypingError
 from numba.extending import intrinsic, overload
 
@@ -147,11 +150,40 @@ def serial({operands}):
 """
 
 
+# A kernel with an ordinary form (Function.ordinary) runs each block of
+# ORDINARY_BLOCK elements through that form when every element is in its
+# range (a vectorised count, about 0.2 ns an element), else through the
+# general kernel: the same bits either way.  The block is a multiple of
+# every loop's step (vector lanes times INTERLEAVE), so that no element of
+# a full block falls to the scalar remainder loop.
+ORDINARY_BLOCK = 240
+
+_SERIAL_SPLIT = """
+def serial({operands}):
+    {prefer}
+    n = out.size
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        if all_in_range({input_slices}):
+            ordinary({slices})
+        else:
+            general({slices})
+"""
+
+_ALL_IN_RANGE = """
+def all_in_range({inputs}):
+    outside = 0
+    for i in range(uint64(a0.size)):
+        outside += not in_range({loads})
+    return outside == 0
+"""
+
+
 def _operands(nin):
     return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
 
 
-def serial_loop(kernel, nin, inline, wide=True):
+def serial_loop(kernel, nin, inline, wide=True, ordinary=None):
     """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -159,13 +191,62 @@ def serial_loop(kernel, nin, inline, wide=True):
     kernel is a call there, inlined by LLVM; ``"never"``: a function of
     its own, vectorised by LLVM as such).  ``wide=False`` leaves the vector
     width to LLVM's tuning for the CPU (timing comparisons only; see
-    :func:`prefer_wide_vectors`)."""
+    :func:`prefer_wide_vectors`).  ``ordinary``: ``(in_range, form)``, the
+    kernel's ordinary form (:data:`ORDINARY_BLOCK`)."""
     scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors,
              "uint64": np.uint64}
-    exec(_SERIAL.format(operands=_operands(nin),
-                        prefer="prefer_wide_vectors()" if wide else "pass",
-                        loads=", ".join(f"a{k}[i]" for k in range(nin))), scope)
+    prefer = "prefer_wide_vectors()" if wide else "pass"
+    loads = ", ".join(f"a{k}[i]" for k in range(nin))
+    if ordinary is None:
+        exec(_SERIAL.format(operands=_operands(nin), prefer=prefer, loads=loads), scope)
+        return njit(inline=inline, error_model="numpy")(scope["serial"])
+    in_range, form = ordinary
+    inputs = ", ".join(f"a{k}" for k in range(nin))
+    exec(_ALL_IN_RANGE.format(inputs=inputs, loads=loads), scope)
+    scope.update(
+        block=ORDINARY_BLOCK, in_range=in_range,
+        all_in_range=njit(error_model="numpy")(scope["all_in_range"]),
+        general=serial_loop(kernel, nin, "never", wide),
+        ordinary=serial_loop(form, nin, "never", wide))
+    exec(_SERIAL_SPLIT.format(
+        operands=_operands(nin), prefer=prefer,
+        input_slices=", ".join(f"a{k}[start:stop]" for k in range(nin)),
+        slices=", ".join(f"{n}[start:stop]" for n in _operands(nin).split(", "))), scope)
     return njit(inline=inline, error_model="numpy")(scope["serial"])
+
+
+#: LLVM's vector interleave count for the element loops: each iteration
+#: computes this many vectors of elements, as independent chains.  The exact
+#: kernels are long dependency chains (the float64 ones 200 to 360
+#: instructions a vector, more than a core's reorder buffer holds); one
+#: vector at a time leaves the core waiting on latencies.  Measured by
+#: ``python -m benchmarks.anatomy`` (its interleave rows).
+INTERLEAVE = 3
+
+
+@contextlib.contextmanager
+def interleaved(count=INTERLEAVE):
+    """Compile the element loops with ``count`` vectors an iteration.
+
+    LLVM takes the count as a process-wide option only
+    (``-force-vector-interleave``; its loop metadata is out of Numba's
+    reach), so it is set for the compilation in the block and set back to
+    LLVM's default (0: its own heuristic) after it, under Numba's global
+    compiler lock: no other compilation, the user's or this package's, can
+    see it."""
+    with global_compiler_lock:
+        outer = _INTERLEAVING[0]
+        ll.set_option("", f"-force-vector-interleave={count}")
+        _INTERLEAVING[0] = count
+        try:
+            yield
+        finally:
+            _INTERLEAVING[0] = outer
+            ll.set_option("", f"-force-vector-interleave={outer}")
+
+
+#: the count in force (0: LLVM's default), for nested interleaved() blocks
+_INTERLEAVING = [0]
 
 
 def _loop_source(qualname, nin, parallel):
@@ -182,15 +263,17 @@ def _loop_source(qualname, nin, parallel):
         loads=", ".join(f"element(args[{k}], i * s{k}, ty)[0]" for k in range(nin)))
 
 
-def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None):
+def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None):
     """The Python function of a loop (uncompiled): ``kernel`` (compiled for
     this target by the caller) applied to ``nin`` operands of dtype
     ``char``.  With ``blocks`` (an ``@njit`` function of the unit-stride
-    operands), runs of at least ``threshold`` elements go to it."""
+    operands), runs of at least ``threshold`` elements go to it.
+    ``ordinary``: the kernel's ordinary form (:func:`serial_loop`)."""
     ty = _NUMBA_TYPES[char]
     scope = {"__name__": __name__, "kernel": kernel, "ty": ty, "size": ty.bitwidth // 8,
              "carray": carray, "element": element, "blocks": blocks,
-             "threshold": threshold, "serial": serial_loop(kernel, nin, "always")}
+             "threshold": threshold,
+             "serial": serial_loop(kernel, nin, "always", ordinary=ordinary)}
     source = _loop_source(qualname, nin, blocks is not None)
     exec(compile(source, __file__, "exec"), scope)
     return scope["make"](STAMP)
@@ -203,10 +286,18 @@ def loop(fn, char, cache=True):
     if char == "e":
         return half.loop(fn.name, "float16", fn.nin)
     py = loop_function(inline(fn.kernel(char)), char, fn.nin,
-                       f"{fn.name}_{dtypes.LOOP_DTYPES[char]}")
+                       f"{fn.name}_{dtypes.LOOP_DTYPES[char]}",
+                       ordinary=ordinary_form(fn, char))
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
-    return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+    with interleaved():
+        return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+
+
+def ordinary_form(fn, char):
+    """``(in_range, compiled form)`` of ``fn``'s loop ``char``, or None."""
+    found = fn.ordinary_kernel(char)
+    return None if found is None else (found[0], inline(found[1]))
 
 
 def loop_llvm(make_loop, fn, char):

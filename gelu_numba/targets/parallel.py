@@ -107,7 +107,8 @@ def _blocks(fn, char, cache):
     # it as in the serial ufunc (inlined into the parfor body, the float32
     # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
-             "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never"),
+             "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never",
+                                       ordinary=cpu.ordinary_form(fn, char)),
              "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
@@ -124,8 +125,10 @@ def loop(fn, char, cache=True):
     get_num_threads()
     py = cpu.loop_function(inline(fn.kernel(char)), char, fn.nin,
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
-                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char])
-    return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char],
+                           ordinary=cpu.ordinary_form(fn, char))
+    with cpu.interleaved():
+        return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
 
 
 REGISTRY = cpu.Registry(__name__, loop)
