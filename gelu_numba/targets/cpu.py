@@ -143,7 +143,7 @@ _UNIT_OR_BLOCKS = """\
 # 8.4 ns per element on the Intel VM.  The ufuncs' loops were not affected
 # (same speed either way, both dtypes), but nothing now depends on that proof.
 _SERIAL = """
-def serial({operands}):
+def {name}({operands}):
     {prefer}
     for i in range(uint64(out.size)):
         out[i] = kernel({loads})
@@ -159,19 +159,19 @@ def serial({operands}):
 ORDINARY_BLOCK = 240
 
 _SERIAL_SPLIT = """
-def serial({operands}):
+def {name}({operands}):
     {prefer}
     n = out.size
     for start in range(0, n, block):
         stop = min(n, start + block)
-        if all_in_range({input_slices}):
+        if in_range_all({input_slices}):
             ordinary({slices})
         else:
             general({slices})
 """
 
 _ALL_IN_RANGE = """
-def all_in_range({inputs}):
+def {name}_in_range({inputs}):
     outside = 0
     for i in range(uint64(a0.size)):
         outside += not in_range({loads})
@@ -183,7 +183,7 @@ def _operands(nin):
     return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
 
 
-def serial_loop(kernel, nin, inline, wide=True, ordinary=None):
+def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
     """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -192,27 +192,35 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None):
     its own, vectorised by LLVM as such).  ``wide=False`` leaves the vector
     width to LLVM's tuning for the CPU (timing comparisons only; see
     :func:`prefer_wide_vectors`).  ``ordinary``: ``(in_range, form)``, the
-    kernel's ordinary form (:data:`ORDINARY_BLOCK`)."""
+    kernel's ordinary form (:data:`ORDINARY_BLOCK`).
+
+    ``name``: the function's name, and the stem of those it calls.  A loop
+    cached on disk (:func:`loop`, the parallel block runners) must give one
+    of its own: the code of a function called and not inlined is stored in
+    the caller's cache entry under a symbol made of its name and a counter
+    of the compiling process, so two cached loops whose callees share a
+    name can be linked to each other's code when both are loaded."""
     scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors,
              "uint64": np.uint64}
     prefer = "prefer_wide_vectors()" if wide else "pass"
     loads = ", ".join(f"a{k}[i]" for k in range(nin))
     if ordinary is None:
-        exec(_SERIAL.format(operands=_operands(nin), prefer=prefer, loads=loads), scope)
-        return njit(inline=inline, error_model="numpy")(scope["serial"])
+        exec(_SERIAL.format(name=name, operands=_operands(nin), prefer=prefer, loads=loads),
+             scope)
+        return njit(inline=inline, error_model="numpy")(scope[name])
     in_range, form = ordinary
     inputs = ", ".join(f"a{k}" for k in range(nin))
-    exec(_ALL_IN_RANGE.format(inputs=inputs, loads=loads), scope)
+    exec(_ALL_IN_RANGE.format(name=name, inputs=inputs, loads=loads), scope)
     scope.update(
         block=ORDINARY_BLOCK, in_range=in_range,
-        all_in_range=njit(error_model="numpy")(scope["all_in_range"]),
-        general=serial_loop(kernel, nin, "never", wide),
-        ordinary=serial_loop(form, nin, "never", wide))
+        in_range_all=njit(error_model="numpy")(scope[f"{name}_in_range"]),
+        general=serial_loop(kernel, nin, "never", wide, name=f"{name}_general"),
+        ordinary=serial_loop(form, nin, "never", wide, name=f"{name}_ordinary"))
     exec(_SERIAL_SPLIT.format(
-        operands=_operands(nin), prefer=prefer,
+        name=name, operands=_operands(nin), prefer=prefer,
         input_slices=", ".join(f"a{k}[start:stop]" for k in range(nin)),
         slices=", ".join(f"{n}[start:stop]" for n in _operands(nin).split(", "))), scope)
-    return njit(inline=inline, error_model="numpy")(scope["serial"])
+    return njit(inline=inline, error_model="numpy")(scope[name])
 
 
 #: LLVM's vector interleave count for the element loops: each iteration
@@ -273,7 +281,8 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordi
     scope = {"__name__": __name__, "kernel": kernel, "ty": ty, "size": ty.bitwidth // 8,
              "carray": carray, "element": element, "blocks": blocks,
              "threshold": threshold,
-             "serial": serial_loop(kernel, nin, "always", ordinary=ordinary)}
+             "serial": serial_loop(kernel, nin, "always", ordinary=ordinary,
+                                   name=f"{qualname}_serial")}
     source = _loop_source(qualname, nin, blocks is not None)
     exec(compile(source, __file__, "exec"), scope)
     return scope["make"](STAMP)

@@ -108,7 +108,8 @@ def _blocks(fn, char, cache):
     # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
              "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never",
-                                       ordinary=cpu.ordinary_form(fn, char)),
+                                       ordinary=cpu.ordinary_form(fn, char),
+                                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block"),
              "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
