@@ -31,6 +31,7 @@ from gelu_numba.kernels import normal, normal32_cpu_f64, normal32_gpu_f32
 from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
+from gelu_numba.targets import cpu
 from gelu_numba.targets.cpu import serial_loop
 
 
@@ -81,10 +82,17 @@ def f64_tail_one_piece(x):
 # the ufunc's kernel in a loop without cpu.prefer_wide_vectors: the vector
 # width LLVM's tuning picks for the host (256 bits on Intel server cores)
 NARROW = "gelu, vector width left to LLVM's tuning"
+# the ufunc's kernel, one vector an iteration (LLVM's own interleave count,
+# 1 for loops this long) instead of cpu.INTERLEAVE independent vectors
+ONE = "gelu, one vector an iteration (no interleave)"
+ONE_ORDINARY = "gelu, ordinary form, one vector an iteration (no interleave)"
+#: the variants compiled without cpu.interleaved
+NOT_INTERLEAVED = (ONE, ONE_ORDINARY)
 
 VARIANTS = {
     "float32": {
         "gelu (the ufunc's kernel)": normal32_cpu_f64.gelu,
+        ONE: normal32_cpu_f64.gelu,
         "exp(-a^2/2) alone": f32_exp,
         "R rational alone": f32_rational,
         "gelu, division made a product (timing only)": f32_gelu_no_division,
@@ -94,12 +102,16 @@ VARIANTS = {
         "gelu in float32 arithmetic (kernels.normal32_gpu_f32, the GPU's)": normal32_gpu_f32.gelu,
     },
     "float64": {
-        "gelu (the ufunc's kernel)": normal.gelu,
+        "gelu (the ufunc's general kernel: blocks with an element out of range)": normal.gelu,
+        "gelu, ordinary form (the ufunc's, blocks all in range: 2**-900 to 4 in magnitude)": normal.gelu_ordinary,
+        ONE: normal.gelu,
+        ONE_ORDINARY: normal.gelu_ordinary,
         "exp(-a^2/2) double-double alone": f64_exp_dd,
         "t = (a - 4)/(a + 4) as a dd alone": f64_variable,
         "R alone (t, two pieces by blends)": f64_tail,
         "R, one piece for all (no blend, timing only)": f64_tail_one_piece,
-        "norm_pdf (the ufunc's kernel)": normal.norm_pdf,
+        "norm_pdf (the ufunc's general kernel)": normal.norm_pdf,
+        "norm_pdf, ordinary form": normal.norm_pdf_ordinary,
         NARROW: normal.gelu,
     },
 }
@@ -143,9 +155,25 @@ def vector_bits(compiled, sig):
     """Width of the packed floating-point arithmetic (float64 ``pd``, or
     ``ps`` for a loop in float32 arithmetic) of a compiled loop: 512 (zmm),
     256 (ymm) or 0."""
+    return _vector_arithmetic(compiled, sig)[0]
+
+
+def vector_lanes(compiled, sig):
+    """Elements a vector of the loop's packed arithmetic holds: its width
+    over 64 bits for float64 arithmetic (``pd``), 32 for float32 (``ps``)."""
+    bits, element = _vector_arithmetic(compiled, sig)
+    return bits // element if bits else 1
+
+
+def _vector_arithmetic(compiled, sig):
     arith = [ins for ins in compiled.inspect_asm(sig).splitlines()
              if re.match(r"^\s+v(add|sub|mul|div|f\w*)p[sd]\s", ins)]
-    return 512 if any("zmm" in i for i in arith) else 256 if any("ymm" in i for i in arith) else 0
+    bits = 512 if any("zmm" in i for i in arith) else 256 if any("ymm" in i for i in arith) else 0
+    return bits, 64 if any(re.match(r"^\s+v\w*pd\s", i) for i in arith) else 32
+
+
+def _per_iteration(loop, sig, label):
+    return vector_lanes(loop, sig) * (1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE)
 
 
 def main(argv=None):
@@ -160,30 +188,34 @@ def main(argv=None):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"ISA: {isa.describe()}.  "
           f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
-          "median ns per element; instructions of the vector loop body "
-          "(eight float64 lanes per iteration with 512-bit vectors, four with 256).\n")
-    print("| dtype | variant | ns/element | vector bits | loop instructions | FMA | div | gathers |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "median ns per element; instructions of the vector loop body, which holds "
+          f"{cpu.INTERLEAVE} independent vectors of elements (cpu.interleaved) except where "
+          "a row says otherwise.\n")
+    print("| dtype | variant | ns/element | vector bits | elements per iteration "
+          "| loop instructions | per element | FMA | div | gathers |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for dtype, variants in VARIANTS.items():
         x = np.random.default_rng(0).standard_normal(args.n).astype(dtype)
         out = np.empty_like(x)
         ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
         loops, mixes = {}, {}
         for label, kernel in variants.items():
-            loop = serial_loop(inline(kernel), 1, "never",
-                               wide=label != NARROW)
-            loop(x, out)
+            loop = serial_loop(inline(kernel), 1, "never", wide=label != NARROW)
+            with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
+                loop(x, out)
             loops[label] = (lambda f: (lambda: f(x, out)))(loop)
-            mixes[label] = vector_loop_mix(loop, (ty, ty)) + (vector_bits(loop, (ty, ty)),)
+            mixes[label] = vector_loop_mix(loop, (ty, ty)) + (
+                vector_bits(loop, (ty, ty)), _per_iteration(loop, (ty, ty), label))
         t = race(loops, args.rounds, rotate=True)
         for label in variants:
             ns = statistics.median(t[label]) / args.n * 1e9
-            count, ops, bits = mixes[label]
+            count, ops, bits, per_iteration = mixes[label]
             fma = sum(v for k, v in ops.items() if k.startswith("vfmadd") or k.startswith("vfnmadd")
                       or k.startswith("vfmsub") or k.startswith("vfnmsub"))
             div = sum(v for k, v in ops.items() if k.startswith("vdiv"))
             gathers = sum(v for k, v in ops.items() if "gather" in k)
-            print(f"| {dtype} | {label} | {ns:.2f} | {bits} | {count} | {fma} | {div} | {gathers} |")
+            print(f"| {dtype} | {label} | {ns:.2f} | {bits} | {per_iteration} | {count} "
+                  f"| {count / per_iteration:.1f} | {fma} | {div} | {gathers} |")
     return 0
 
 

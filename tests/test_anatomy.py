@@ -32,7 +32,8 @@ def test_float32_gelu_loop_is_packed_fmas_and_one_division_without_gathers():
 
 
 def test_float64_loops_have_no_gathers_and_one_division():
-    for label in ("gelu (the ufunc's kernel)", "R alone (t, two pieces by blends)"):
+    for label in ("gelu (the ufunc's general kernel: blocks with an element out of range)",
+                  "R alone (t, two pieces by blends)"):
         _, ops = _mix("float64", label)
         assert not any("gather" in k for k in ops), label
         assert ops["vdivpd"] == 1, label      # w = 1/(a + 4), packed
@@ -54,3 +55,15 @@ def test_isa_avx2_reexecutes_with_the_forcing_variables():
     assert out.stdout.startswith("ISA: Numba: haswell, AVX2"), out.stdout[:200]
     rows = [r for r in out.stdout.splitlines() if r.startswith("| float")]
     assert rows and all(r.split("|")[4].strip() == "256" for r in rows), rows
+
+
+def test_float64_ordinary_gelu_has_no_blends_and_fewer_instructions():
+    # the ordinary form (|x| < 4) uses R's first piece: no blend chooses
+    # coefficients, and the special-value steps are gone
+    n_general, general = _mix("float64", "gelu, one vector an iteration (no interleave)")
+    n_ordinary, ordinary = _mix(
+        "float64", "gelu, ordinary form, one vector an iteration (no interleave)")
+    blends = sum(v for k, v in ordinary.items() if k.startswith("vblend"))
+    assert blends <= 2
+    assert n_ordinary < 0.8 * n_general
+    assert ordinary["vdivpd"] == 1

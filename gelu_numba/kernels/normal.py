@@ -83,7 +83,7 @@ from gelu_numba.kernels.primitives import (
     inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, float64_bits, fma,
     is_finite,
     make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
-    scaled_mul, stand_in, two_prod, two_sum,
+    scaled_mul, shifted_int, stand_in, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
     A_MAX, C_T, EXP_EXACT_STEPS, EXP_PIECES, H_EXACT_STEPS, H_PIECES,
@@ -122,7 +122,8 @@ def exp_dd(s, se):
     Relative error of ``eh + el`` below 2**-59 (measured 2**-59.4; ``k`` is
     exact).
     """
-    kf = (s * INV_LN2 + SHIFTER) - SHIFTER
+    kb = s * INV_LN2 + SHIFTER
+    kf = kb - SHIFTER
     # s - kf*LN2_1 is exact (Sterbenz); the rest is carried as a dd (rh, rl)
     r1 = s - kf * LN2_1
     rh, rl = two_sum(r1, -kf * LN2_2)
@@ -132,7 +133,7 @@ def exp_dd(s, se):
     # small beside rh: it carries the error of a**2, up to 2**-43)
     el = fma(eh, rl, el)
     eh, el = fast_two_sum(eh, el)
-    return eh, el, np.int64(kf)
+    return eh, el, shifted_int(kb)
 
 
 @inline

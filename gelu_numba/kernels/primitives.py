@@ -12,13 +12,14 @@ building blocks are the classical error-free transformations:
 They are exact only under round-to-nearest with no reassociation, so nothing
 here may be compiled with ``fastmath``.
 
-Eight operations depend on the target and are the package's single switch
+Nine operations depend on the target and are the package's single switch
 between targets: :func:`add_rn` and :func:`mul_rn` (a sum or a product that
 is never fused into an FMA, which the error-free transformations need),
 :func:`fma` (a fused multiply-add, rounded once), :func:`pow2` (the double
 ``2**n`` for an integer ``-1022 <= n <= 1023``), :func:`split_exponent`
 (``y = m * 2**e`` with ``1 <= |m| < 2``), :func:`scale_shifted`
-(``p * 2**k`` with ``k`` read off a rounding-shifter sum), :func:`step_bits`
+(``p * 2**k`` with ``k`` read off a rounding-shifter sum),
+:func:`shifted_int` (that ``k`` as an integer), :func:`step_bits`
 (the neighbouring double) and :func:`nan_to_zero`.  Their Python bodies are
 exact reference implementations, used by pure-Python execution such as the
 CUDA simulator.  Compiled code gets LLVM IR instead: ``llvm.fma.f64``,
@@ -105,6 +106,16 @@ def scale_shifted(p, kb):
     2**64, because the shifter's own bits are shifted out.
     """
     return math.ldexp(p, int(kb - SHIFTER))
+
+
+def shifted_int(kb):
+    """The integer k (an int64) of ``kb = k + SHIFTER``, ``|k| < 2**51``.
+
+    Compiled, the difference of the bit patterns of kb and SHIFTER, which
+    share their binade: integer arithmetic, where ``int64(kb - SHIFTER)``
+    would be a float-to-integer conversion, which 256-bit vector code has
+    no instruction for (LLVM converts each lane on its own there)."""
+    return np.int64(kb - SHIFTER)
 
 
 def step_bits(v, n):
@@ -278,6 +289,19 @@ def _scale_shifted_f64(typingctx, p, kb):
 
 
 @intrinsic
+def _shifted_int_f64(typingctx, kb):
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        bits = builder.bitcast(args[0], i64)
+        shifter = ir.Constant(i64, struct.unpack("<q", struct.pack("<d", SHIFTER))[0])
+        return builder.sub(bits, shifter)
+
+    return sig, codegen
+
+
+@intrinsic
 def _step_bits_f64(typingctx, v, n):
     sig = types.float64(types.float64, types.int64)
 
@@ -293,6 +317,14 @@ def _step_bits_f64(typingctx, v, n):
 def _step_bits_cpu(v, n):
     def impl(v, n):
         return _step_bits_f64(v, n)
+
+    return impl
+
+
+@overload(shifted_int, target="generic")
+def _shifted_int_cpu(kb):
+    def impl(kb):
+        return _shifted_int_f64(kb)
 
     return impl
 
