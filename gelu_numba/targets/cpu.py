@@ -9,7 +9,10 @@ Loops
     ``carray`` views, which LLVM vectorises (packed FMAs on ``ymm``/``zmm``,
     no call: :func:`loop_llvm`, the gelu-numba repository's
     ``tests/test_api.py``); any other strides take a scalar loop over byte
-    offsets.
+    offsets.  The unit-stride loop of a kernel with an ordinary form (the
+    float64 exact functions) runs it on each block of elements all in its
+    range (:func:`serial_loop`), and every loop is compiled with
+    :data:`INTERLEAVE` independent vectors an iteration (:func:`interleaved`).
 
 Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
@@ -238,10 +241,11 @@ def interleaved(count=INTERLEAVE):
 
     LLVM takes the count as a process-wide option only
     (``-force-vector-interleave``; its loop metadata is out of Numba's
-    reach), so it is set for the compilation in the block and set back to
-    LLVM's default (0: its own heuristic) after it, under Numba's global
-    compiler lock: no other compilation, the user's or this package's, can
-    see it."""
+    reach), so it is set for the compilation in the block and set back
+    after it, under Numba's global compiler lock: no other compilation, the
+    user's or this package's, can see it.  Back means LLVM's default (0:
+    its own heuristic), or the count of an enclosing block; a value set by
+    the user through llvmlite cannot be read, and is not restored."""
     with global_compiler_lock:
         outer = _INTERLEAVING[0]
         ll.set_option("", f"-force-vector-interleave={count}")
