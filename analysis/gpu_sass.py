@@ -20,7 +20,10 @@ grid-stride loop, ``UNROLL`` elements per trip, the fast launch's) is
 compiled the same way: its longest loop, from a backward branch's target to
 the branch, divided by ``UNROLL`` is the per-element count that the bound
 below uses (loads, stores and loop control shared by the unrolled
-elements). Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
+elements).  Its common path leaves out the regions that only a slow path
+runs (the argument set-up and call of the division's subroutine, which a
+predicated branch skips for every divisor but special ones:
+:func:`loop_common_path`). Its constant moves are the ``UMOV``/``MOV``/``IMAD.MOV`` of a
 literal: no SASS instruction takes a 64-bit immediate, so each float64
 constant costs two of them, and inside the loop wherever ptxas does not
 keep it in a register. Three versions per function where they exist: the
@@ -182,6 +185,10 @@ def loop_body(sass: str) -> list[tuple[str, str]]:
     remainder loop is shorter; a region with an ``EXIT`` in it is none).  A
     slow path placed outside the loop (the division's subroutine) is not in
     it; the branches around it are."""
+    return [(op, operands) for _, op, operands in _loop(sass)]
+
+
+def _loop(sass: str) -> list[tuple[int, str, str]]:
     ins = instructions(sass)
     loops = []
     for addr, op, operands in ins:
@@ -195,8 +202,24 @@ def loop_body(sass: str) -> list[tuple[str, str]]:
     if not loops:
         raise ValueError("no loop (backward branch) in the listing")
     first, last = max(loops, key=lambda lo: lo[1] - lo[0])
-    return [(op, operands) for addr, op, operands in ins
-            if first <= addr <= last and op != "NOP"]
+    return [i for i in ins if first <= i[0] <= last and i[1] != "NOP"]
+
+
+def loop_common_path(sass: str) -> int:
+    """Instructions of the longest loop (:func:`loop_body`) that an element
+    issues unless it takes a slow path: less each region a predicated
+    forward branch skips when that region holds a ``CALL`` (the argument
+    set-up and call of the division's subroutine for special divisors,
+    which the kernels' denominators, in a fixed range, never are)."""
+    inside = _loop(sass)
+    skipped = set()
+    for addr, op, operands in inside:
+        target = re.search(r"^!?U?P\w+,\s*0x([0-9a-f]+)\s*$", operands) if op == "BRA" else None
+        if target:
+            region = [(a, o) for a, o, _ in inside if addr < a < int(target.group(1), 16)]
+            if any(o.startswith("CALL") for _, o in region):
+                skipped.update(a for a, _ in region)
+    return len(inside) - len(skipped)
 
 
 def constant_moves(body) -> int:
@@ -263,7 +286,8 @@ def count(record, variant: str) -> dict:
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / UNROLL
     return {"dtype": dtype, "hot": len(ops), "fp32": fp32, "fp64": fp64,
             "mufu": classes.get("MUFU", 0),
-            "loop": per, "loop_fp64": fp64_per, "loop_regs": loop_regs,
+            "loop": per, "loop_common": loop_common_path(loop_sass) / UNROLL,
+            "loop_fp64": fp64_per, "loop_regs": loop_regs,
             "loop_const_moves": constant_moves(body) / UNROLL,
             "h100_bound_gelems": _bound(per, fp64_per),
             # a copy of the same bytes: nin + 1 arrays where the copy moves 2
@@ -292,7 +316,8 @@ def count_half(name: str, fmt: str) -> dict:
     elements = sum(1 for op, _ in body if op.startswith("STG"))
     per = len(body) / elements
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / elements
-    return {"loop": per, "loop_fp64": fp64_per, "loop_regs": regs,
+    return {"loop": per, "loop_common": loop_common_path(loop_sass) / elements,
+            "loop_fp64": fp64_per, "loop_regs": regs,
             "loop_const_moves": constant_moves(body) / elements,
             "h100_bound_gelems": _bound(per, fp64_per),
             "of_copy": _bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
@@ -366,23 +391,26 @@ def versions(name: str):
 
 def table(names) -> str:
     lines = ["| function | kernel | one-element hot path | FP32 arith. | FP64 | MUFU "
-             "| launched loop, per element | its FP64 | its constant moves | registers "
-             "| H100 issue bound, G elem/s | of copy | cycles per warp-element, FP64 at 1/64 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| launched loop, per element | its common path | its FP64 | its constant moves "
+             "| registers | H100 issue bound, G elem/s | of copy "
+             "| cycles per warp-element, FP64 at 1/64 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         record, variants = versions(name)
         for v in variants:
             c = count(record, v)
             label = _LABELS[v] if record.k32_gpu is not None or v == "k64" else "float32"
             lines.append(f"| `{name}` | {label} | {c['hot']} | {c['fp32']} | {c['fp64']} | "
-                         f"{c['mufu']} | {c['loop']:g} | {c['loop_fp64']:g} | "
+                         f"{c['mufu']} | {c['loop']:g} | {c['loop_common']:g} | "
+                         f"{c['loop_fp64']:g} | "
                          f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
         for fmt in HALF_FORMATS if name in ("gelu", "gelu_backward") else ():
             c = count_half(name, fmt)
             lines.append(f"| `{name}` | {fmt} bits (2-byte kernel) | - | - | - | - | "
-                         f"{c['loop']:g} | {c['loop_fp64']:g} | {c['loop_const_moves']:g} | "
+                         f"{c['loop']:g} | {c['loop_common']:g} | {c['loop_fp64']:g} | "
+                         f"{c['loop_const_moves']:g} | "
                          f"{c['loop_regs']} | {c['h100_bound_gelems']:.0f} | "
                          f"{c['of_copy']:.0%} | {c['fp64_1_64_cycles']:g} |")
     return "\n".join(lines)

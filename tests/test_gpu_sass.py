@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from analysis.gpu_sass import constant_moves, hot_path, loop_body
+from analysis.gpu_sass import constant_moves, hot_path, loop_body, loop_common_path
 
 pytestmark = pytest.mark.gpu
 
@@ -61,6 +61,30 @@ def test_loop_body_is_the_longest_loop_and_constant_moves_move_literals():
         raise AssertionError("a listing without a loop gave a loop body")
 
 
+_SLOW_CALL = """
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   DFMA R4, R2, R6, R4 ;
+        /*0020*/                   FSETP.GEU.AND P2, PT, |R27|, 6.58e-37, PT ;
+        /*0030*/               @P0 BRA P2, 0x70 ;
+        /*0040*/                   MOV R4, R27 ;
+        /*0050*/                   MOV R20, 0x60 ;
+        /*0060*/                   CALL.REL.NOINC 0x200 ;
+        /*0070*/                   BSYNC B1 ;
+        /*0080*/              @!P1 BRA 0xa0 ;
+        /*0090*/                   DADD R4, R4, R2 ;
+        /*00a0*/                   STG.E desc[UR4][R2.64], R7 ;
+        /*00b0*/               @P3 BRA 0x10 ;
+        /*00c0*/                   EXIT ;
+"""
+
+
+def test_the_common_path_leaves_out_a_skipped_region_with_a_call_only():
+    # the loop 0x10..0xb0 holds 11 instructions; the call's set-up (3) is
+    # skipped on the common path, the DADD skipped by the other branch is not
+    assert len(loop_body(_SLOW_CALL)) == 11
+    assert loop_common_path(_SLOW_CALL) == 8
+
+
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
@@ -72,31 +96,38 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     rows = {}
     for line in run.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 13 and cells[0].startswith("`"):
+        if len(cells) == 14 and cells[0].startswith("`"):
             rows[(cells[0].strip("`"), cells[1])] = cells
     now = rows[("gelu", "float32, float32 arithmetic (GPUs with slow FP64)")]
     before = rows[("gelu", "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)")]
     f64 = rows[("gelu", "float64")]
     assert int(now[4]) == 0 and int(now[3]) >= 40          # FP32 arithmetic, no FP64
     assert int(before[4]) >= 20 and int(f64[4]) >= 100     # the float64 arithmetic is there
-    assert int(now[2]) >= 50 and int(now[9]) > 0
+    assert int(now[2]) >= 50 and int(now[10]) > 0
     # the launched loop: no FP64 in the float32 kernel's, per element the
     # same FP64 work as the one-element kernel in the others
-    assert float(now[7]) == 0 and float(before[7]) == float(before[4])
-    assert float(f64[7]) == float(f64[4])
+    assert float(now[8]) == 0 and float(before[8]) == float(before[4])
+    assert float(f64[8]) == float(f64[4])
     assert 30 <= float(now[6]) <= int(now[2])
+    # the common path leaves out the division's slow-path call only: a few
+    # instructions of the float64 division's, none of the float32 kernel's
+    # (its reciprocal is an approximation, no subroutine); issue 33's budget
+    # of 95 for the float64-arithmetic gelu holds on it
+    assert float(now[7]) == float(now[6])
+    assert float(before[6]) - 8 <= float(before[7]) < float(before[6])
+    assert float(before[7]) <= 95
     # with FP64 at 1/64 the float64-arithmetic kernel needs many more cycles
     # per element
-    assert float(before[12]) > 4 * float(now[12])
+    assert float(before[13]) > 4 * float(now[13])
     # its launched loop reads the coefficient tables from registers: of its
     # constant moves (two per float64 literal, per element) few are left
-    assert float(before[8]) < float(before[4]) / 4
+    assert float(before[9]) < float(before[4]) / 4
     assert ("norm_pdf", "float64") in rows
     # the 2-byte forward is a table lookup: no FP64, within issue 33's budget
     # of 50 loop instructions per element (per store: ptxas unrolls it)
     for fmt in ("bfloat16", "float16"):
         half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
-        assert float(half[7]) == 0 and 4 <= float(half[6]) <= 50
+        assert float(half[8]) == 0 and 4 <= float(half[6]) <= 50
         # the backward: decode, product, round; float16 by the hardware's
         # conversions (kernels.half), within the same budget
         assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
