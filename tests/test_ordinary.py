@@ -193,3 +193,31 @@ def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     for names in (["gelu_grad2"], ["gelu"], ["gelu_grad2", "gelu"]):
         subprocess.run([sys.executable, "-c", script, *names], env=env, check=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
+    # @njit code calling the functions on contiguous arrays of the loop's
+    # dtype runs the ufunc's element loop (ordinary blocks included)
+    @njit
+    def user(x, dy):
+        return (gelu_numba.gelu(x), gelu_numba.ndtr(x), gelu_numba.gelu_grad2(x),
+                gelu_numba.gelu_backward(dy, x))
+
+    x = _xs().astype(dtype)
+    with np.errstate(all="ignore"):
+        dy = _dys(x.size).astype(dtype)
+    got = user(x, dy)
+    x.setflags(write=False)              # read-only arrays: another signature
+    got_ro = user(x, dy)
+    with np.errstate(all="ignore"):
+        want = (gelu_numba.gelu(x), gelu_numba.ndtr(x), gelu_numba.gelu_grad2(x),
+                gelu_numba.gelu_backward(dy, x))
+    for g, r, w in zip(got, got_ro, want):
+        assert g.dtype == w.dtype
+        assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
+        assert np.array_equal(r.view(np.uint8), w.view(np.uint8))
+    # 2-D operands go through the same flat loop
+    x2 = x[: 6 * (x.size // 6)].reshape(6, -1)
+    assert np.array_equal(user(x2, np.ones_like(x2))[0].view(np.uint8),
+                          gelu_numba.gelu(x2).view(np.uint8))

@@ -503,7 +503,9 @@ def impl({args}):
 """
 
 # Arrays: same-shape C-contiguous operands run a flat loop (vectorised by
-# LLVM); anything else broadcasts and walks the indices.
+# LLVM), the ufunc's own element loop where every operand is an array of the
+# loop's dtype (serial_loop: its ordinary blocks, compiled interleaved);
+# anything else broadcasts and walks the indices.
 _NJIT_ARRAY = """
 def impl({args}):
     shape = np.broadcast_shapes({shapes})
@@ -511,8 +513,7 @@ def impl({args}):
     if {flat_ok}:
         flat = out.reshape(out.size)
 {flat_views}
-        for i in range(out.size):
-            flat[i] = cast(kernel({flat_loads}))
+{flat_loop}
         return out
 {views}
     for idx in np.ndindex(shape):
@@ -545,6 +546,14 @@ def _njit_impl(fn, argtys):
     else:
         contiguous = all(t.layout == "C" for t in argtys if isinstance(t, types.Array))
         pad = " " * 8
+        if contiguous and len(arrays) == fn.nin and all(
+                t.dtype == _NUMBA_TYPES[char] for t in argtys):
+            scope["serial"] = _njit_serial(fn, char, argtys)
+            flat_loop = f"{pad}serial({', '.join(f'{n}_' for n in names)}, flat)"
+        else:
+            flat_loop = (f"{pad}for i in range(out.size):\n{pad}    flat[i] = cast(kernel("
+                         + ", ".join(f"cast({n}_[i])" if n in arrays else f"cast({n})"
+                                     for n in names) + "))")
         source = _NJIT_ARRAY.format(
             args=", ".join(names),
             shapes=", ".join(f"{n}.shape" for n in arrays),
@@ -552,13 +561,25 @@ def _njit_impl(fn, argtys):
             flat_ok=" and ".join(f"{n}.shape == shape" for n in arrays) if contiguous else "False",
             flat_views="\n".join(f"{pad}{n}_ = {n}.reshape({n}.size)" if contiguous else
                                   f"{pad}{n}_ = {n}" for n in arrays),
-            flat_loads=", ".join(f"cast({n}_[i])" if n in arrays else f"cast({n})"
-                                 for n in names),
+            flat_loop=flat_loop,
             views="\n".join(f"    {n}_ = np.broadcast_to({n}, shape)" for n in arrays),
             loads=", ".join(f"cast({n}_[idx])" if n in arrays else f"cast({n})"
                             for n in names))
     exec(source, scope)
     return scope["impl"]
+
+
+def _njit_serial(fn, char, argtys):
+    """The ufunc's unit-stride element loop of ``fn`` for ``@njit`` callers
+    with these (C-contiguous, loop-dtype) array types, compiled now, under
+    :func:`interleaved` (the caller's compilation, which calls it, is not)."""
+    loop = serial_loop(inline(fn.kernel(char)), fn.nin, "never",
+                       ordinary=ordinary_form(fn, char),
+                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
+    flat = [t.copy(ndim=1, layout="C") for t in argtys]
+    with interleaved():
+        loop.compile((*flat, types.Array(_NUMBA_TYPES[char], 1, "C")))
+    return loop
 
 
 def _register_njit(wrapper, fn):
