@@ -216,9 +216,9 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
     exec(_ALL_IN_RANGE.format(name=name, inputs=inputs, loads=loads), scope)
     scope.update(
         block=ORDINARY_BLOCK, in_range=in_range,
-        in_range_all=njit(error_model="numpy")(scope[f"{name}_in_range"]),
-        general=serial_loop(kernel, nin, "never", wide, name=f"{name}_general"),
-        ordinary=serial_loop(form, nin, "never", wide, name=f"{name}_ordinary"))
+        in_range_all=njit(inline="always", error_model="numpy")(scope[f"{name}_in_range"]),
+        general=serial_loop(kernel, nin, "always", wide, name=f"{name}_general"),
+        ordinary=serial_loop(form, nin, "always", wide, name=f"{name}_ordinary"))
     exec(_SERIAL_SPLIT.format(
         name=name, operands=_operands(nin), prefer=prefer,
         input_slices=", ".join(f"a{k}[start:stop]" for k in range(nin)),
