@@ -258,7 +258,8 @@ def _bound(n, fp64):
 def count(record, variant: str) -> dict:
     """Counts for catalog record ``record``'s kernel ``variant`` (``gpu32``:
     the GPU's float32 kernel; ``k32``: the CPU's float32 kernel, float64
-    arithmetic; ``k64``: the float64 kernel): the one-element kernel's hot
+    arithmetic; ``k64``: the float64 kernel, general form; ``k64o``: its
+    ordinary form, what a warp all in range runs): the one-element kernel's hot
     path, and per element of the launched kernel's unrolled loop."""
     import dataclasses
 
@@ -266,8 +267,14 @@ def count(record, variant: str) -> dict:
 
     from gelu_numba.targets.cuda import UNROLL
 
-    kernel_fn = {"gpu32": record.k32_gpu, "k32": record.k32, "k64": record.k64}[variant]
-    ty, dtype = (float64, "float64") if variant == "k64" else (float32, "float32")
+    if variant == "k64o":
+        # the ordinary form alone: what a warp all in range runs (the
+        # launched kernel holds both forms and chooses by a warp vote)
+        record = dataclasses.replace(record, k64=record.ordinary[1])
+    kernel_fn = {"gpu32": record.k32_gpu, "k32": record.k32, "k64": record.k64,
+                 "k64o": record.k64}[variant]
+    ty, dtype = (float64, "float64") if variant.startswith("k64") else (float32, "float32")
+    record = dataclasses.replace(record, ordinary=None)
     sass, _ = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
     ops = hot_path(sass)
     classes = Counter(op.split(".")[0] for op in ops)
@@ -378,7 +385,8 @@ def frontier(sweep_path) -> str:
 
 _LABELS = {"gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
            "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
-           "k64": "float64"}
+           "k64": "float64 (a warp with an element out of range)",
+           "k64o": "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)"}
 
 
 def versions(name: str):
@@ -386,7 +394,8 @@ def versions(name: str):
     from gelu_numba import catalog
 
     fn = catalog.lookup(name)
-    return fn, (("gpu32", "k32", "k64") if fn.k32_gpu is not None else ("k32", "k64"))
+    return fn, ((("gpu32",) if fn.k32_gpu is not None else ()) + ("k32", "k64")
+                + (("k64o",) if fn.ordinary is not None else ()))
 
 
 def table(names) -> str:
@@ -399,7 +408,8 @@ def table(names) -> str:
         record, variants = versions(name)
         for v in variants:
             c = count(record, v)
-            label = _LABELS[v] if record.k32_gpu is not None or v == "k64" else "float32"
+            label = (_LABELS[v] if record.k32_gpu is not None or v.startswith("k64")
+                     else "float32")
             lines.append(f"| `{name}` | {label} | {c['hot']} | {c['fp32']} | {c['fp64']} | "
                          f"{c['mufu']} | {c['loop']:g} | {c['loop_common']:g} | "
                          f"{c['loop_fp64']:g} | "

@@ -131,6 +131,24 @@ def test_matches_cpu(name, dtype):
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
                                   "norm_pdf"])
+def test_float64_exact_functions_are_the_cpus_bits(name):
+    # the float64 device function runs the ordinary form for a warp whose
+    # elements are all in range and the general kernel for any other
+    # (targets.cuda.float64_kernel): both the CPU's operations, so the CPU's
+    # bits; runs of 64 in range, then runs with one element out of range
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal(64 * 40) * 1.2
+    x[64 * 20::64] = 6.5
+    x = np.concatenate([x, inputs(name, np.float64)[-1]])
+    args = (x,) if NIN[name] == 1 else (np.resize(rng.standard_normal(64) * 3, x.size), x)
+    with np.errstate(all="ignore"):
+        want = getattr(gelu_numba, name)(*args)
+    got = getattr(gpu, name)(*args).copy_to_host()
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
+                                  "norm_pdf"])
 def test_float32_is_the_float32_arithmetic_kernel(name):
     # float32 on the GPU runs gelu_numba.kernels.normal32_gpu_f32 (float32
     # arithmetic): the same bits as that kernel compiled for the CPU, which

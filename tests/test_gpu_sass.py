@@ -100,14 +100,18 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
             rows[(cells[0].strip("`"), cells[1])] = cells
     now = rows[("gelu", "float32, float32 arithmetic (GPUs with slow FP64)")]
     before = rows[("gelu", "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)")]
-    f64 = rows[("gelu", "float64")]
+    f64 = rows[("gelu", "float64 (a warp with an element out of range)")]
+    f64o = rows[("gelu", "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)")]
     assert int(now[4]) == 0 and int(now[3]) >= 40          # FP32 arithmetic, no FP64
     assert int(before[4]) >= 20 and int(f64[4]) >= 100     # the float64 arithmetic is there
     assert int(now[2]) >= 50 and int(now[10]) > 0
     # the launched loop: no FP64 in the float32 kernel's, per element the
     # same FP64 work as the one-element kernel in the others
     assert float(now[8]) == 0 and float(before[8]) == float(before[4])
-    assert float(f64[8]) == float(f64[4])
+    # (the float64 kernel's within a few: its one-element form loads the
+    # coefficients, the loop keeps some in registers, and ptxas schedules
+    # the two differently)
+    assert abs(float(f64[8]) - float(f64[4])) <= 0.05 * float(f64[4])
     assert 30 <= float(now[6]) <= int(now[2])
     # the common path leaves out the division's slow-path call only: a few
     # instructions of the float64 division's, none of the float32 kernel's
@@ -122,7 +126,11 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     # its launched loop reads the coefficient tables from registers: of its
     # constant moves (two per float64 literal, per element) few are left
     assert float(before[9]) < float(before[4]) / 4
-    assert ("norm_pdf", "float64") in rows
+    assert ("norm_pdf", "float64 (a warp with an element out of range)") in rows
+    # the ordinary form (the launched kernel's choice for a warp all in
+    # range): fewer FP64 and fewer instructions, within issue 33's 300
+    assert float(f64o[8]) < float(f64[8]) and float(f64o[6]) < float(f64[6])
+    assert float(f64o[6]) <= 300
     # the 2-byte forward is a table lookup: no FP64, within issue 33's budget
     # of 50 loop instructions per element (per store: ptxas unrolls it)
     for fmt in ("bfloat16", "float16"):

@@ -35,6 +35,14 @@ FLOAT32_ARITHMETIC = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", 
 #: or H (GELU''s)
 TWO_PIECE = {"gelu": normal_cdf.R_PIECES, "ndtr": normal_cdf.R_PIECES,
              "gelu_grad": normal_cdf.H_PIECES, "gelu_backward": normal_cdf.H_PIECES}
+#: the exact functions: their float64 device function holds the general and
+#: the ordinary form (gelu_numba.targets.cuda.float64_kernel), each with
+#: exp's polynomial, and R's or H's where they have one (the ordinary form
+#: its first piece alone)
+EXACT = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", "gelu_grad2"}
+#: coefficients (hi and lo parts) of a piece of exp's, R's and H's polynomials
+_SIZE = {k: len(p[0][0]) + len(p[0][1]) for k, p in (
+    ("exp", normal_cdf.EXP_PIECES), ("R", normal_cdf.R_PIECES), ("H", normal_cdf.H_PIECES))}
 
 _CODE = r"""
 import json, re, sys
@@ -56,6 +64,7 @@ for name in sys.argv[1:]:
             # (constant or global memory) read per element
             "loads": sum(re.match(r"ld\.(?!param)", l) is not None for l in body),
             "const_loads": sum(re.match(r"ld\.const\b", l) is not None for l in body),
+            "votes": sum(re.match(r"vote\.sync\.all\b", l) is not None for l in body),
             "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
             "fma_f64": sum(l.startswith("fma.rn.f64") for l in body),
             "fma_f32": sum(l.startswith("fma.rn.f32") for l in body),
@@ -82,16 +91,30 @@ def test_device_function_compiles_without_local_memory_or_calls(ptx_counts, name
         c = ptx_counts[f"{name} {dtype}"]
         assert c["local"] == 0, (name, dtype, c)
         assert c["calls"] == 0, (name, dtype, c)
-        # coefficients are immediates, but for the two-piece polynomials of
-        # the float64 kernels: one constant-memory load per coefficient, at
-        # an index that takes at most two values in a warp
-        # (primitives.poly_dd_table_source: literals would cost two moves
-        # each for both pieces, and the select); no other table read per
-        # element, which serialises across a warp whose elements need
-        # different rows
-        pieces = TWO_PIECE.get(name) if dtype == "float64" else None
-        want = len(pieces[0][0]) + len(pieces[0][1]) if pieces else 0
-        assert c["loads"] == c["const_loads"] == want, (name, dtype, c)
+        # coefficients are immediates, but for the double-double
+        # polynomials of the float64 kernels (exp's, R's, H's): one
+        # constant-memory load per coefficient, at an index that takes at
+        # most two values in a warp (primitives.poly_dd_table_source:
+        # literals would cost two moves each, for both pieces, and the
+        # select); no other table read per element, which serialises across
+        # a warp whose elements need different rows
+        assert c["loads"] == c["const_loads"], (name, dtype, c)
+        if dtype == "float32":
+            assert c["loads"] == 0, (name, dtype, c)
+        elif name in EXACT:
+            # general: exp, and one load a coefficient at a base chosen by
+            # the piece; ordinary: exp and the first piece
+            tail = None
+            if name in TWO_PIECE:
+                tail = "R" if TWO_PIECE[name] is normal_cdf.R_PIECES else "H"
+            want = 2 * _SIZE["exp"] + (2 * _SIZE[tail] if tail else 0)
+            assert c["loads"] == want, (name, dtype, c)
+            # one warp vote chooses the form
+            assert c["votes"] == 1, (name, dtype, c)
+        else:
+            # the other families' float64 kernels: exp's polynomial where
+            # they call it, whole tables only
+            assert c["loads"] % _SIZE["exp"] == 0, (name, dtype, c)
         if dtype == "float32" and name in FLOAT32_ARITHMETIC:
             # no FP64 instruction at all (most GPUs run FP64 at 1/32 to 1/64
             # of FP32), and nothing ptxas could contract into an FMA: the

@@ -54,32 +54,49 @@ def test_generated_polynomial_is_the_chosen_piece_in_double_double(dd_variable):
             assert err < Fraction(1, 2**98), (vh, upper, float(err))
 
 
-@pytest.mark.parametrize("which", ["R", "H"])
-def test_the_cuda_form_of_the_two_piece_polynomials_is_the_same_code(which):
-    # the CUDA target reads a two-piece polynomial's coefficients from
-    # constant memory (poly_dd_table_source) where the CPU has literal
-    # selects: run as Python, the constant array standing for itself, it
-    # must give the literal code's bits in both pieces
+@pytest.mark.parametrize("which", ["R", "H", "R lower", "H lower", "exp"])
+def test_the_cuda_form_of_the_polynomials_is_the_same_code(which):
+    # the CUDA target reads a polynomial's coefficients from constant memory
+    # (poly_dd_table_source) where the CPU has literals (and selects, for
+    # two pieces): run as Python, the constant array standing for itself and
+    # the opaque zero for 0, it must give the literal code's bits in every
+    # piece; the one-piece forms (exp's, and R's and H's first pieces, which
+    # the ordinary forms call) are the two-piece forms' first pieces
     from types import SimpleNamespace
 
     from gelu_numba.kernels import primitives as pr
     from gelu_numba.tables import normal_cdf as t
-    pieces, steps = {"R": (t.R_PIECES, t.R_EXACT_STEPS), "H": (t.H_PIECES, t.H_EXACT_STEPS)}[which]
+    pieces, steps = {"R": (t.R_PIECES, t.R_EXACT_STEPS), "H": (t.H_PIECES, t.H_EXACT_STEPS),
+                     "exp": (t.EXP_PIECES, t.EXP_EXACT_STEPS)}[which.split()[0]]
+    if which.endswith("lower"):
+        pieces = pieces[:1]
+    dd = which != "exp"
     helpers = {"fma": pr.fma, "two_prod": pr.two_prod, "two_sum": pr.two_sum,
                "fast_two_sum": pr.fast_two_sum}
     literal, table = dict(helpers), dict(helpers)
-    exec(pr.poly_dd_source("p", pieces, steps), literal)
-    source, table["COEFFICIENTS"] = pr.poly_dd_table_source("p", pieces, steps)
+    exec(pr.poly_dd_source("p", pieces, steps, dd), literal)
+    source, table["COEFFICIENTS"] = pr.poly_dd_table_source("p", pieces, steps, dd)
     assert "if upper else" not in source.split("base =", 1)[1].split("\n", 1)[1]
+    assert ("opaque_zero()" in source) == (len(pieces) == 1)
     table["cuda"] = SimpleNamespace(const=SimpleNamespace(array_like=lambda a: a))
+    table["opaque_zero"] = lambda: 0
     exec(source, table)
     rng = np.random.default_rng(5)
+    two = t.R_PIECES if which.startswith("R") else t.H_PIECES
     for vh in rng.uniform(-0.5, 0.5, 100):
         vl = float(vh * 2.0**-53 * rng.uniform(-1, 1))
-        for upper in (False, True):
-            want = literal["p"](float(vh), vl, upper)
-            got = table["p"](float(vh), vl, upper)
+        for upper in ((False, True) if len(pieces) == 2 else (False,)):
+            args = (float(vh), vl, upper) if dd else (float(vh), upper)
+            want = literal["p"](*args)
+            got = table["p"](*args)
             assert [float(v).hex() for v in got] == [float(v).hex() for v in want]
+            if which.endswith("lower"):
+                # the first piece alone is the two-piece code below 4
+                full = {}
+                full.update(helpers)
+                exec(pr.poly_dd_source("p", two, steps), full)
+                assert [float(v).hex() for v in full["p"](*args)] == \
+                    [float(v).hex() for v in want]
 
 
 def test_tail_ratios_match_mpmath():

@@ -97,6 +97,11 @@ from gelu_numba.tables.normal_cdf import (
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
 _r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)
+# their first pieces alone, for the ordinary forms (a < 4): on the CPU the
+# same code as the two-piece forms with ``upper`` false; on CUDA a load
+# index NVVM cannot fold into literals, where the two-piece form's would be
+_r_poly_lower = make_poly_dd("r_poly_lower", R_PIECES[:1], R_EXACT_STEPS)
+_h_poly_lower = make_poly_dd("h_poly_lower", H_PIECES[:1], H_EXACT_STEPS)
 
 _INF = math.inf
 _NAN = math.nan
@@ -162,6 +167,8 @@ def tail_ratio_dd(a, ordinary=False):
     """``R(a) = Phi(-a) exp(a**2/2)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-57.5."""
     vh, vl, upper = tail_variable(a, ordinary)
+    if ordinary:
+        return _r_poly_lower(vh, vl, False)
     return _r_poly(vh, vl, upper)
 
 
@@ -170,6 +177,8 @@ def grad_ratio_dd(a, ordinary=False):
     """``H(a) = (R(a) - a phi0)/(a - z0)`` for ``0 <= a <= A_MAX``: an
     unnormalised dd, relative error below 2**-58."""
     vh, vl, upper = tail_variable(a, ordinary)
+    if ordinary:
+        return _h_poly_lower(vh, vl, False)
     return _h_poly(vh, vl, upper)
 
 

@@ -515,7 +515,7 @@ def mul_tail_or_complement(y, lower, h, l, k, ordinary=False):
     return scaled_mul(y, mh, ml, kk, ordinary)
 
 
-def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
+def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True, table=False):
     """Source of ``name(vh, vl, upper)``: ``sum_j c_j v**j`` for the dd
     variable ``v = vh + vl`` (``name(vh, upper)`` for a double, without
     ``dd_variable``) and a polynomial chosen per element, without a
@@ -541,19 +541,25 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True):
     variable (``|vl| <= 2**-52 |vh|``) enters the last ``len(lo)`` steps:
     the only first-order term left out is ``vl v**n S_n'(v)``, ``n = len(lo)``.
     Returns the unnormalised ``(s, low)``.
+
+    ``table``: each coefficient is read instead from ``c[base + j]``, the
+    hi parts then the lo parts of each piece in turn (``c`` and ``base`` set
+    by the caller's preamble: :func:`poly_dd_table_source`).
     """
     if len(pieces) not in (1, 2):
         raise ValueError(f"one or two pieces, not {len(pieces)}")
     two = len(pieces) == 2
-
-    def coef(j, part=0):
-        vals = [p[part][j] for p in pieces]
-        return f"({vals[1]!r} if upper else {vals[0]!r})" if two else repr(vals[0])
-
     hi, lo = pieces[0]
     n, nd = len(hi), len(lo)
     if any(len(p[0]) != n or len(p[1]) != nd for p in pieces):
         raise ValueError("pieces must have the same degree and low parts")
+
+    def coef(j, part=0):
+        if table:
+            return f"c[base + {j + part * n}]"
+        vals = [p[part][j] for p in pieces]
+        return f"({vals[1]!r} if upper else {vals[0]!r})" if two else repr(vals[0])
+
     args = "vh, vl, upper" if dd_variable else "vh, upper"
     lines = [f"def {name}({args}):"]
     # the plain part sum_{j >= nd} c_j v**(j - nd) by Estrin's scheme: pairs
@@ -606,20 +612,19 @@ def _compile_source(source, name, jit=True):
 def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
     """Compile :func:`poly_dd_source` (``@inline``).
 
-    With two pieces, the CUDA target compiles another form of the same
-    operations (:func:`poly_dd_table_source`): the coefficients read from a
-    constant-memory array at an index chosen by ``upper``, one load each,
-    where the literals cost two register moves each for both pieces and the
-    select (no SASS instruction takes a 64-bit immediate, and ptxas moves
-    them again for every element).  The same values in the same order: the
-    same bits.  Pure-Python execution (the CUDA simulator) runs the
-    literal code."""
-    source = poly_dd_source(name, pieces, exact_steps, dd_variable)
-    if len(pieces) == 1:
-        return _compile_source(source, name)
-    literal = _compile_source(source, name, jit=False)
+    The CUDA target compiles another form of the same operations
+    (:func:`poly_dd_table_source`): the coefficients read from a
+    constant-memory array, one load each (or none: ptxas keeps loads of an
+    index invariant in the loop in registers where it has them), where
+    literals cost two register moves each (no SASS instruction takes a
+    64-bit immediate, and ptxas moves them again for every element), for
+    both pieces, and the select.  The same values in the same order: the
+    same bits.  Pure-Python execution (the CUDA simulator) and the CPU run
+    the literal code."""
+    literal = _compile_source(poly_dd_source(name, pieces, exact_steps, dd_variable), name,
+                              jit=False)
     return per_target(name, "vh, vl, upper" if dd_variable else "vh, upper", literal,
-                      functools.partial(_poly_dd_cuda, name, pieces, tuple(exact_steps),
+                      functools.partial(_poly_dd_cuda, name, tuple(pieces), tuple(exact_steps),
                                         dd_variable))
 
 
@@ -636,6 +641,32 @@ def per_target(name, args, cpu, cuda):
     overload(scope[name], target="cpu", jit_options=JIT_OPTIONS)(scope["on_cpu"])
     overload(scope[name], target="cuda", jit_options=JIT_OPTIONS)(scope["on_cuda"])
     return scope[name]
+
+
+def opaque_zero():
+    """The int64 0, which the CUDA compilers cannot see to be 0 (an inline
+    PTX ``mov``): an index made from it keeps a constant-memory load a
+    load.  0 itself on the CPU and in Python."""
+    return 0
+
+
+@intrinsic
+def _opaque_zero_ptx(typingctx):
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        return builder.asm(fnty, "mov.u64 $0, 0;", "=l", [], False)
+
+    return types.int64(), codegen
+
+
+@overload(opaque_zero, target="cpu")
+def _opaque_zero_cpu():
+    return lambda: 0
+
+
+@overload(opaque_zero, target="cuda")
+def _opaque_zero_cuda():
+    return lambda: _opaque_zero_ptx()
 
 
 @intrinsic
@@ -665,24 +696,22 @@ def float16_value(typingctx, b):
 
 
 def poly_dd_table_source(name, pieces, exact_steps=(), dd_variable=True):
-    """``(source, coefficients)``: :func:`poly_dd_source` of two pieces with
-    each coefficient read from ``c = cuda.const.array_like(COEFFICIENTS)``
+    """``(source, coefficients)``: :func:`poly_dd_source` with each
+    coefficient read from ``c = cuda.const.array_like(COEFFICIENTS)``
     (``coefficients``: hi parts then lo parts of the first piece, then of
-    the second) at ``base + j``, ``base`` chosen by ``upper``: a runtime
-    index, which the compilers cannot fold back into literals."""
-    source = poly_dd_source(name, pieces, exact_steps, dd_variable)
-    (hi0, lo0), (hi1, lo1) = pieces
-    n, nd = len(hi0), len(lo0)
-    for j in range(n):
-        source = source.replace(f"({hi1[j]!r} if upper else {hi0[j]!r})", f"c[base + {j}]")
-    for j in range(nd):
-        source = source.replace(f"({lo1[j]!r} if upper else {lo0[j]!r})", f"c[base + {n + j}]")
-    if " if upper else " in source:
-        raise ValueError(f"{name}: a coefficient select left in the generated code")
+    the second) at ``base + j``.  ``base`` is chosen by ``upper`` for two
+    pieces (a runtime index), and is :func:`opaque_zero` for one: with a
+    constant index NVVM would fold each load back into its literal, and its
+    two moves.  (Where ``upper`` is a constant, the kernels call a one-piece
+    polynomial: the first piece alone, :mod:`gelu_numba.kernels.normal`'s
+    ordinary forms.)"""
+    source = poly_dd_source(name, pieces, exact_steps, dd_variable, table=True)
+    n, nd = len(pieces[0][0]), len(pieces[0][1])
     head = source.index(":\n") + 2
+    choose = f"{n + nd} if upper else 0" if len(pieces) == 2 else "opaque_zero()"
     source = (source[:head] + "    c = cuda.const.array_like(COEFFICIENTS)\n"
-              f"    base = {n + nd} if upper else 0\n" + source[head:])
-    return source, np.array(hi0 + lo0 + hi1 + lo1, dtype=np.float64)
+              f"    base = {choose}\n" + source[head:])
+    return source, np.array([v for hi, lo in pieces for v in hi + lo], dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=None)
@@ -693,7 +722,7 @@ def _poly_dd_cuda(name, pieces, exact_steps, dd_variable):
 
     source, coefficients = poly_dd_table_source(name, pieces, exact_steps, dd_variable)
     scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum, "fast_two_sum": fast_two_sum,
-             "cuda": cuda, "COEFFICIENTS": coefficients}
+             "cuda": cuda, "COEFFICIENTS": coefficients, "opaque_zero": opaque_zero}
     exec(source, scope)
     return scope[name]
 

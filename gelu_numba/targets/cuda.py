@@ -75,6 +75,7 @@ except ImportError:  # pragma: no cover
 from gelu_numba import catalog
 from gelu_numba.internals import numba_cuda
 from gelu_numba.kernels import normal32_cpu_f64
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 
 #: True when numba-cuda's simulator runs kernels as Python (no GPU needed)
@@ -116,6 +117,44 @@ def _all_float32(tys):
     return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
 
 
+# The float64 kernel of a record with an ordinary form (the exact functions,
+# gelu_numba.kernels.normal): a warp whose active elements are all in its
+# range runs the ordinary form, any other warp the general kernel, so that
+# no warp runs both (a per-element choice would diverge and run both where
+# a warp mixes the two).  The same bits either way.
+_ORDINARY_SWITCH = """
+def {name}_float64({args}):
+    if warp_all(in_range({args})):
+        return ordinary({args})
+    return general({args})
+"""
+
+
+def warp_all(p):
+    """``p`` on every active lane of the warp (``all_sync`` over
+    ``activemask()`` on CUDA); ``p`` itself in Python (the simulator, where
+    the choice it makes changes no bit)."""
+    return p
+
+
+@overload(warp_all, target="cuda")
+def _warp_all_cuda(p):
+    return lambda p: cuda.all_sync(cuda.activemask(), p)
+
+
+def float64_kernel(fn):
+    """The float64 device kernel of catalog record ``fn``: its ordinary form
+    for warps all in range where it has one (:data:`_ORDINARY_SWITCH`),
+    else ``fn.k64``."""
+    if fn.ordinary is None:
+        return fn.k64
+    in_range, form = fn.ordinary
+    scope = {"warp_all": warp_all, "in_range": in_range, "ordinary": inline(form),
+             "general": inline(fn.k64)}
+    exec(_ORDINARY_SWITCH.format(name=fn.name, args=", ".join(fn.params)), scope)
+    return scope[f"{fn.name}_float64"]
+
+
 def device_function(fn, doc=None, full_fp64=False):
     """A lazily compiled CUDA device function of catalog record ``fn``:
     the float32 kernel for all-float32 arguments, else the float64 one.
@@ -124,11 +163,12 @@ def device_function(fn, doc=None, full_fp64=False):
     better bound, for devices that run FP64 at half their FP32 rate)."""
     args = ", ".join(fn.params)
     k32 = fn.k32 if full_fp64 else (fn.k32_gpu or fn.k32)
+    k64 = float64_kernel(fn)
 
     def pick(values):  # (pure-Python execution: the simulator)
-        return k32 if all(isinstance(v, np.float32) for v in values) else fn.k64
+        return k32 if all(isinstance(v, np.float32) for v in values) else k64
 
-    scope = {"pick": pick, "k32": k32, "k64": fn.k64, "all_float32": _all_float32}
+    scope = {"pick": pick, "k32": k32, "k64": k64, "all_float32": _all_float32}
     exec(_SWITCH.format(args=args, name=fn.name), scope)
     overload(scope["choose"], target="cuda")(scope["typing"])
     dev = cuda.jit(device=True)(scope[fn.name])
