@@ -82,7 +82,7 @@ import numpy as np
 from gelu_numba.kernels.primitives import (
     inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, float64_bits, fma,
     is_finite,
-    make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
+    make_poly_dd, mul_tail_or_complement, nan_to_zero, per_target, restore_inf,
     scaled_mul, shifted_int, stand_in, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
@@ -97,11 +97,32 @@ from gelu_numba.tables.normal_cdf import (
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
 _r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)
-# their first pieces alone, for the ordinary forms (a < 4): on the CPU the
-# same code as the two-piece forms with ``upper`` false; on CUDA a load
-# index NVVM cannot fold into literals, where the two-piece form's would be
+# their first pieces, for the ordinary forms (a < 4): on the CPU the
+# two-piece forms with ``upper`` false (the same code, compiled once); on
+# CUDA the first piece alone, read from constant memory at an index NVVM
+# cannot fold back into literals, where the two-piece form's would be
 _r_poly_lower = make_poly_dd("r_poly_lower", R_PIECES[:1], R_EXACT_STEPS)
 _h_poly_lower = make_poly_dd("h_poly_lower", H_PIECES[:1], H_EXACT_STEPS)
+
+
+def _r_first_cpu(vh, vl):
+    return _r_poly(vh, vl, False)
+
+
+def _r_first_cuda(vh, vl):
+    return _r_poly_lower(vh, vl, False)
+
+
+def _h_first_cpu(vh, vl):
+    return _h_poly(vh, vl, False)
+
+
+def _h_first_cuda(vh, vl):
+    return _h_poly_lower(vh, vl, False)
+
+
+_r_poly_first = per_target("r_poly_first", "vh, vl", _r_first_cpu, lambda: _r_first_cuda)
+_h_poly_first = per_target("h_poly_first", "vh, vl", _h_first_cpu, lambda: _h_first_cuda)
 
 _INF = math.inf
 _NAN = math.nan
@@ -168,7 +189,7 @@ def tail_ratio_dd(a, ordinary=False):
     unnormalised dd, relative error below 2**-57.5."""
     vh, vl, upper = tail_variable(a, ordinary)
     if ordinary:
-        return _r_poly_lower(vh, vl, False)
+        return _r_poly_first(vh, vl)
     return _r_poly(vh, vl, upper)
 
 
@@ -178,7 +199,7 @@ def grad_ratio_dd(a, ordinary=False):
     unnormalised dd, relative error below 2**-58."""
     vh, vl, upper = tail_variable(a, ordinary)
     if ordinary:
-        return _h_poly_lower(vh, vl, False)
+        return _h_poly_first(vh, vl)
     return _h_poly(vh, vl, upper)
 
 
