@@ -32,6 +32,12 @@ measured on all 2**32 float32 inputs, at most <<gpu32_max_ulp>> ulp and
 (``analysis/results/sweep_float32_gpu32.json`` in the gelu-numba repository;
 :mod:`gelu_numba.figures`).
 
+The float64 kernels of the six exact functions have, as on the CPU, an
+ordinary form (the same operations, less the steps that only other inputs
+need: :mod:`gelu_numba.kernels.normal`): a warp whose elements are all in
+its range (``2**-900 <= |x| < 4`` or 0) runs it, any other warp the general
+kernel, chosen by a warp vote; both give the CPU's bits.
+
 Calling convention::
 
     f(*inputs, out=None, stream=0) -> device array
