@@ -952,24 +952,20 @@ def _fma_f32(typingctx, a, b, c):
     return sig, codegen
 
 
-@intrinsic
-def _float32_bits(typingctx, x):
-    sig = types.uint32(types.float32)
+def _bits_intrinsic(float_type, uint_type):
+    """An intrinsic: the bit pattern of a ``float_type`` as ``uint_type``."""
+    @intrinsic
+    def bits(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.IntType(uint_type.bitwidth))
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
+        return uint_type(float_type), codegen
 
-    return sig, codegen
+    return bits
 
 
-@intrinsic
-def _float64_bits(typingctx, x):
-    sig = types.uint64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return sig, codegen
+_float32_bits = _bits_intrinsic(types.float32, types.uint32)
+_float64_bits = _bits_intrinsic(types.float64, types.uint64)
 
 
 @intrinsic
