@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
+from analysis.gpu_throughput import WIDE
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -96,11 +97,14 @@ def throughput_table():
         r = swept.get(name)
         return f"{r['max_ulp']:.4g} ({r['over_1ulp']:,})" if r else "not swept"
 
-    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()),
+    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()) - {WIDE},
                    key=lambda n: (not n.startswith("torch"), n))
-    for name in OURS + tuple(peers):
+    wide = (WIDE,) if any(name == WIDE for name, _ in at) else ()
+    for name in OURS + wide + tuple(peers):
         if name in OURS:
             label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
+        elif name == WIDE:
+            label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"
         lines.append(f"| {label} | " + " | ".join(cells(name, d) for d in dtypes)

@@ -181,6 +181,11 @@ def _half_call(name, fmt, args, out, stream):
     return lambda: cuda_half.gelu_backward_bits(*args, out, fmt, stream=stream)
 
 
+#: the row of float64 gelu on data where nearly every warp holds an element
+#: out of the ordinary range (targets.cuda.float64_kernel: the general kernel)
+WIDE = "gelu (x spread 8x: general kernel)"
+
+
 def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes=DTYPES):
     """Rows of timings: ``names`` of gelu_numba.gpu, then the ``peers``
     (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
@@ -217,6 +222,15 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
+                if name == "gelu" and dt == "float64":
+                    # standard-normal data runs the ordinary form (a warp
+                    # with |x| >= 4 is rare); spread 8 times wider, nearly
+                    # every warp holds one: the general kernel
+                    wide = cuda.to_device(host * 8.0)
+                    t = _event_time(lambda: f(wide, out=out, stream=stream),
+                                    rounds, batch, cuda, stream)
+                    rows.append(_row(WIDE, dt, n, t, nbytes, copy_bw))
+                    del wide
             for peer in peers:
                 if dt not in peer.dtypes:
                     continue

@@ -455,7 +455,8 @@ def test_throughput_script_runs(tmp_path, capsys):
                                 "--out", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("# GPU throughput: ")
-    for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64"):
+    for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64",
+                 f"`{gpu_throughput.WIDE}`"):
         assert name in text
     # the 2-byte kernels of gelu and gelu_backward (none of soi_map)
     halves = {tuple(c.strip() for c in line.split("|")[1:3]) for line in text.splitlines()
