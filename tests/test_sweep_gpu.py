@@ -194,7 +194,7 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     rows = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu, peers=peers)
     by = {(r["function"], r["dtype"]): r for r in rows}
     assert set(by) == {("gelu", "float32"), ("gelu", "float64"), ("own_gelu", "float32"),
-                       ("own_gelu_backward", "float32")}
+                       ("own_gelu_backward", "float32"), (gpu_throughput.WIDE, "float64")}
     assert by[("own_gelu_backward", "float32")]["host_timed"]
     assert not by[("own_gelu", "float32")]["host_timed"]
     assert all(r["t_median"] > 0 for r in rows)
