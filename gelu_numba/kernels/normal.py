@@ -80,9 +80,8 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.primitives import (
-    inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, float64_bits, fma,
-    is_finite,
-    make_poly_dd, mul_tail_or_complement, nan_to_zero, per_target, restore_inf,
+    inline, SHIFTER, clamp_abs, dd_add, dd_mul, fast_two_sum, first_piece, float64_bits, fma,
+    is_finite, make_poly_dd, mul_tail_or_complement, nan_to_zero, restore_inf,
     scaled_mul, shifted_int, stand_in, two_prod, two_sum,
 )
 from gelu_numba.tables.normal_cdf import (
@@ -92,37 +91,13 @@ from gelu_numba.tables.normal_cdf import (
 )
 
 # the polynomials, as straight-line code with literal coefficients (the
-# CUDA target reads those of the two-piece ones from constant memory:
-# primitives.make_poly_dd)
+# CUDA target reads them from constant memory: primitives.make_poly_dd)
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
 _r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)
-# their first pieces, for the ordinary forms (a < 4): on the CPU the
-# two-piece forms with ``upper`` false (the same code, compiled once); on
-# CUDA the first piece alone, read from constant memory at an index NVVM
-# cannot fold back into literals, where the two-piece form's would be
-_r_poly_lower = make_poly_dd("r_poly_lower", R_PIECES[:1], R_EXACT_STEPS)
-_h_poly_lower = make_poly_dd("h_poly_lower", H_PIECES[:1], H_EXACT_STEPS)
-
-
-def _r_first_cpu(vh, vl):
-    return _r_poly(vh, vl, False)
-
-
-def _r_first_cuda(vh, vl):
-    return _r_poly_lower(vh, vl, False)
-
-
-def _h_first_cpu(vh, vl):
-    return _h_poly(vh, vl, False)
-
-
-def _h_first_cuda(vh, vl):
-    return _h_poly_lower(vh, vl, False)
-
-
-_r_poly_first = per_target("r_poly_first", "vh, vl", _r_first_cpu, lambda: _r_first_cuda)
-_h_poly_first = per_target("h_poly_first", "vh, vl", _h_first_cpu, lambda: _h_first_cuda)
+# their first pieces, for the ordinary forms (a < 4)
+_r_poly_first = first_piece(_r_poly, "r_poly_first", R_PIECES, R_EXACT_STEPS)
+_h_poly_first = first_piece(_h_poly, "h_poly_first", H_PIECES, H_EXACT_STEPS)
 
 _INF = math.inf
 _NAN = math.nan

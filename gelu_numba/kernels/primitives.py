@@ -628,6 +628,22 @@ def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
                                         dd_variable))
 
 
+def first_piece(two, name, pieces, exact_steps=(), dd_variable=True):
+    """``name(vh, vl)`` (``name(vh)`` without ``dd_variable``): the first
+    of the two pieces of ``two`` (:func:`make_poly_dd`'s), for callers that
+    know ``upper`` false.  On the CPU and in Python ``two`` itself with
+    ``upper`` false (the same code, compiled once); on CUDA the first piece
+    alone, whose constant-memory index NVVM cannot fold back into literals
+    (:func:`poly_dd_table_source`), where ``two``'s, with ``upper`` a
+    constant, would be."""
+    args = "vh, vl" if dd_variable else "vh"
+    scope = {"two": two, "one": make_poly_dd(f"{name}_piece", pieces[:1], exact_steps,
+                                             dd_variable)}
+    exec(f"def on_cpu({args}):\n    return two({args}, False)\n"
+         f"def on_cuda({args}):\n    return one({args}, False)\n", scope)
+    return per_target(name, args, scope["on_cpu"], lambda: scope["on_cuda"])
+
+
 def per_target(name, args, cpu, cuda):
     """A function ``name(args)`` (``args``: its parameters, as written)
     that runs the Python function ``cpu`` when called from Python (the CUDA

@@ -11,8 +11,10 @@ Loops
     ``tests/test_api.py``); any other strides take a scalar loop over byte
     offsets.  The unit-stride loop of a kernel with an ordinary form (the
     float64 exact functions) runs it on each block of elements all in its
-    range (:func:`serial_loop`), and every loop is compiled with
-    :data:`INTERLEAVE` independent vectors an iteration (:func:`interleaved`).
+    range (:func:`serial_loop`), and the catalog's loops (serial, parallel,
+    and those ``@njit`` callers run) are compiled with :data:`INTERLEAVE`
+    independent vectors an iteration (:func:`interleaved`; the float16 and
+    emulation loops are not).
 
 Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
@@ -301,6 +303,13 @@ def loop(fn, char, cache=True):
     py = loop_function(inline(fn.kernel(char)), char, fn.nin,
                        f"{fn.name}_{dtypes.LOOP_DTYPES[char]}",
                        ordinary=ordinary_form(fn, char))
+    return compile_loop(py, cache)
+
+
+def compile_loop(py, cache):
+    """The ``@cfunc`` of loop function ``py`` (:func:`loop_function`),
+    :data:`INTERLEAVE` vectors an iteration (:func:`interleaved`): the
+    serial and parallel loops of the catalog's functions."""
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
     with interleaved():

@@ -24,7 +24,7 @@ import platform
 
 import numpy as np
 from llvmlite import ir
-from numba import cfunc, get_num_threads, njit, prange, types
+from numba import get_num_threads, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -128,8 +128,7 @@ def loop(fn, char, cache=True):
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
                            blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char],
                            ordinary=cpu.ordinary_form(fn, char))
-    with cpu.interleaved():
-        return cfunc(cpu.LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+    return cpu.compile_loop(py, cache)
 
 
 REGISTRY = cpu.Registry(__name__, loop)
