@@ -157,7 +157,7 @@ def {name}({operands}):
 
 # A kernel with an ordinary form (Function.ordinary) runs each block of
 # ORDINARY_BLOCK elements through that form when every element is in its
-# range (a vectorised count, about 0.2 ns an element), else through the
+# range (a vectorised count: benchmarks.anatomy times it), else through the
 # general kernel: the same bits either way.  The block is a multiple of
 # every loop's step (vector lanes times INTERLEAVE), so that no element of
 # a full block falls to the scalar remainder loop.
@@ -230,10 +230,10 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
 
 #: LLVM's vector interleave count for the element loops: each iteration
 #: computes this many vectors of elements, as independent chains.  The exact
-#: kernels are long dependency chains (the float64 ones 200 to 360
-#: instructions a vector, more than a core's reorder buffer holds); one
-#: vector at a time leaves the core waiting on latencies.  Measured by
-#: ``python -m benchmarks.anatomy`` (its interleave rows).
+#: kernels are long dependency chains (the float64 ones longer than a
+#: core's reorder buffer holds); one vector at a time leaves the core waiting
+#: on latencies.  Measured, with the loops' instruction counts, by
+#: ``python -m benchmarks.anatomy`` (its "one vector an iteration" rows).
 INTERLEAVE = 3
 
 
