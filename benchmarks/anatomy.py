@@ -12,11 +12,15 @@ serial_loop`), run on one pinned core in cache (n standard normal inputs,
 output preallocated), interleaved rounds, median ns per element.  For each,
 the packed instructions of its vector loop body are counted from the
 assembly (the loop's largest basic block of ``zmm``/``ymm`` code).
-Prints a markdown table.
+Two peers run in the same rounds, on the same array, for scale: the naive
+Numba formula that ``benchmarks.targets`` compares float64 against, and
+PyTorch's ``F.gelu`` (one thread), its float32 peer; they have no
+instruction columns.  Prints a markdown table.
 """
 
 import argparse
 import collections
+import math
 import os
 import re
 import statistics
@@ -28,7 +32,7 @@ from numba import types
 from benchmarks import isa
 from benchmarks.targets import race
 from gelu_numba.kernels import normal, normal32_cpu_f64, normal32_gpu_f32
-from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
+from gelu_numba.kernels.primitives import clamp_abs, fma, horner, inline, nan_to_zero, scale_shifted
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
 from gelu_numba.targets import cpu
@@ -44,6 +48,53 @@ def f32_exp(x):
 def f32_rational(x):
     a = clamp_abs(np.float64(x), A32, 0.0)
     return horner(a, R32_P) / horner(a, R32_Q)
+
+
+# The fewest operations found for float32 GELU in float64 lanes:
+# Phi(-a) = exp(S(a)), S = log Phi(-a) one polynomial on 0 <= a < 4
+# (Chebyshev interpolation, degree 14: about 2**-35 absolute, within the
+# kernel's 0.5 + 2**-7 ulp), one exp, no division and no E R product.  Valid
+# for |x| < 4 only: it exists to be timed beside the kernel (it takes more
+# FMAs than the division it saves).
+_S_DEGREE = 14
+
+
+def _s_coefficients(degree=_S_DEGREE, end=4.0):
+    """Monomial coefficients, in w = a/2 - 1, of the interpolant of
+    S(a) = log(erfc(a/sqrt 2)/2) at the Chebyshev points of [0, end]."""
+    k = np.arange(degree + 1)
+    nodes = (np.cos(np.pi * (k + 0.5) / (degree + 1)) + 1.0) * end / 2
+    values = [math.log(0.5 * math.erfc(a / math.sqrt(2.0))) for a in nodes]
+    cheb = np.polynomial.chebyshev.chebfit(2.0 * nodes / end - 1.0, values, degree)
+    return tuple(float(c) for c in np.polynomial.chebyshev.cheb2poly(cheb))
+
+
+S_ONE_EXP = _s_coefficients()
+
+
+def f32_gelu_one_exp(x):
+    xd = np.float64(x)
+    s = horner(0.5 * abs(xd) - 1.0, S_ONE_EXP)
+    q = normal32_cpu_f64.exp_plain(s, normal32_cpu_f64.TABLES)
+    return xd * q if xd < 0.0 else xd - xd * q
+
+
+# float64: the ordinary form's method in plain float64 (E and R as one
+# Horner chain each, products unsplit, ln 2 as one double): timing only, the
+# price of the double-double steps (its rounding errors reach several ulps)
+_LN2 = normal.LN2_1 + normal.LN2_2
+
+
+def f64_gelu_plain(x):
+    xd = np.float64(x)
+    a = abs(xd)
+    s = -0.5 * (a * a)
+    kb = s * normal.INV_LN2 + normal.SHIFTER
+    kf = kb - normal.SHIFTER
+    e = scale_shifted(horner(fma(kf, -_LN2, s), normal.EXP_PIECES[0][0]), kb)
+    v = 1.5 - 2.0 * normal.C_T / (a + normal.C_T)
+    q = e * horner(v, normal.R_PIECES[0][0])
+    return xd * q if xd < 0.0 else xd - xd * q
 
 
 def f32_gelu_no_division(x):
@@ -86,6 +137,11 @@ NARROW = "gelu, vector width left to LLVM's tuning"
 # 1 for loops this long) instead of cpu.INTERLEAVE independent vectors
 ONE = "gelu, one vector an iteration (no interleave)"
 ONE_ORDINARY = "gelu, ordinary form, one vector an iteration (no interleave)"
+ONE_EXP = ("gelu as Phi(-a) = exp(S(a)), S one degree-14 polynomial: no division, no E R "
+         "product (timing only: valid for abs(x) < 4)")
+# peers in the same rounds (not loops of ours: no instruction columns)
+NAIVE = "naive Numba ufunc 0.5 x (1 + erf(x/sqrt 2)) (libm; benchmarks.targets' baseline)"
+TORCH = "PyTorch F.gelu, one thread (benchmarks.targets' peer)"
 #: the variants compiled without cpu.interleaved
 NOT_INTERLEAVED = (ONE, ONE_ORDINARY)
 
@@ -100,6 +156,8 @@ VARIANTS = {
         # the GPU's float32 kernel (float32 arithmetic: twice the lanes;
         # bound 0.875 ulp against the CPU kernel's 0.5 + 2**-7)
         "gelu in float32 arithmetic (kernels.normal32_gpu_f32, the GPU's)": normal32_gpu_f32.gelu,
+        ONE_EXP: f32_gelu_one_exp,
+        TORCH: None,
     },
     "float64": {
         "gelu (the ufunc's general kernel: blocks with an element out of range)": normal.gelu,
@@ -113,6 +171,10 @@ VARIANTS = {
         "norm_pdf (the ufunc's general kernel)": normal.norm_pdf,
         "norm_pdf, ordinary form": normal.norm_pdf_ordinary,
         NARROW: normal.gelu,
+        "gelu, ordinary form's method in plain float64 (no double-double step; timing only: "
+        "errors of several ulps)": f64_gelu_plain,
+        NAIVE: None,
+        TORCH: None,
     },
 }
 
@@ -176,6 +238,23 @@ def _per_iteration(loop, sig, label):
     return vector_lanes(loop, sig) * (1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE)
 
 
+def _peer(label, x, out):
+    """A call of peer ``label`` on ``x`` (None where it is not installed):
+    the naive Numba ufunc into ``out``; PyTorch's ``F.gelu`` on one thread,
+    returning a new tensor (PyTorch's allocator reuses the block)."""
+    if label == NAIVE:
+        from benchmarks.peers import naive_gelu
+        naive_gelu(x, out=out)
+        return lambda: naive_gelu(x, out=out)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - optional peer
+        return None
+    torch.set_num_threads(1)
+    tx = torch.from_numpy(x)
+    return lambda: torch.nn.functional.gelu(tx)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.anatomy",
                                 description=__doc__.splitlines()[0])
@@ -200,6 +279,11 @@ def main(argv=None):
         ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
         loops, mixes = {}, {}
         for label, kernel in variants.items():
+            if kernel is None:
+                peer = _peer(label, x, out)
+                if peer is not None:
+                    loops[label] = peer
+                continue
             loop = serial_loop(inline(kernel), 1, "never", wide=label != NARROW)
             with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
                 loop(x, out)
@@ -208,7 +292,12 @@ def main(argv=None):
                 vector_bits(loop, (ty, ty)), _per_iteration(loop, (ty, ty), label))
         t = race(loops, args.rounds, rotate=True)
         for label in variants:
+            if label not in t:
+                continue
             ns = statistics.median(t[label]) / args.n * 1e9
+            if label not in mixes:
+                print(f"| {dtype} | {label} | {ns:.2f} | - | - | - | - | - | - | - |")
+                continue
             count, ops, bits, per_iteration = mixes[label]
             fma = sum(v for k, v in ops.items() if k.startswith("vfmadd") or k.startswith("vfnmadd")
                       or k.startswith("vfmsub") or k.startswith("vfnmsub"))
