@@ -51,6 +51,7 @@ def figures():
     floor = half["gelu"]
     share = [100 * r["correctly_rounded_share"] for r in gpu]
     return {
+        "gpu32_table": gpu32_table(gpu),
         "gpu32_max_ulp": f"{max(r['max_ulp'] for r in gpu):.3f}",
         "gpu32_over_1ulp": f"{sum(r['over_1ulp'] for r in gpu):,}",
         "gpu32_correctly_rounded": f"{min(share):.2f} % to {max(share):.3f} %",
@@ -63,6 +64,20 @@ def figures():
         "half32_rel_1e6_below": f"{hf['rel_1e-06_fails_below']:.3g}",
         "half32_max_rel": f"{hf['max_rel_normal']:.2g}",
     }
+
+
+def gpu32_table(rows):
+    """The reStructuredText table of the GPU float32 kernels' sweep: per
+    function the max ulp, the worst input, the correctly rounded share and
+    the inputs above 1 ulp."""
+    head = ("function", "max ulp", "worst input", "correctly rounded", "> 1 ulp")
+    body = [(r["function"], f"{r['max_ulp']:.3f}",
+             f"{r['worst_input']:.6f} ({r['worst_input_hex']})",
+             f"{100 * r['correctly_rounded_share']:.3f} %", f"{r['over_1ulp']:,}") for r in rows]
+    widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
+    rule = "  ".join("=" * w for w in widths)
+    line = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+    return "\n".join([rule, line(head), rule, *map(line, body), rule])
 
 
 def source():

@@ -44,14 +44,15 @@ Error bound
 Relative errors, each checked against mpmath (the repository's
 ``tests/test_tables.py`` and the generator's certification):
 
-* approximation, polynomials as stored: R 2**-59.3, H 2**-59.1, exp 2**-60.4;
+* approximation, polynomials as stored: R 2**-60.8, H 2**-60.0, exp 2**-60.4
+  (the table header: the generator's certification);
 * evaluation: the plain part's rounding errors are scaled by ``|v|**n``
   (``n`` = 5 lean steps for R, 4 for H, 3 for exp; ``|v| <= 1/2``,
   ``|r| <= 0.347``); the lean steps add about 2**-104 each; the low part of
   ``v`` (the division's rounding error, ``<= 2**-52``) enters the lean
   steps, and the first-order term it leaves out, ``vl v**n S_n'(v)``, is
-  below 2**-60.  Measured with the division: R, H and E below 2**-59.4
-  (the repository's ``tests/test_tables.py`` asserts 2**-59);
+  below 2**-60.  With the division, R, H and E stay below 2**-59 (the
+  repository's ``tests/test_tables.py`` measures and asserts it);
 * ``a - z0`` is a double-double within 2**-104 relative of its exact value
   however close a is to z0 (z0 is stored in three parts: with two, the part
   left out is 2**-54.6 of ``a - z0`` at the double nearest x0, which cost
@@ -108,8 +109,8 @@ def exp_neg_half_sq_dd(a):
     """``exp(-a**2/2) = (eh + el) * 2**k`` for ``0 <= a <= A_MAX``, with
     ``a**2`` carried exactly (``two_prod``).
 
-    Relative error of ``eh + el`` below 2**-59 (measured 2**-59.4; ``k`` is
-    exact).
+    Relative error of ``eh + el`` below 2**-59 (the repository's
+    ``tests/test_tables.py``; ``k`` is exact).
     """
     p, pe = two_prod(a, a)
     return exp_dd(-0.5 * p, -0.5 * pe)
@@ -120,8 +121,8 @@ def exp_dd(s, se):
     """``exp(s + se) = (eh + el) * 2**k`` for a dd ``s + se`` with
     ``-2800 < s <= 0.35`` (``|k| < 2**12`` keeps ``k LN2_1`` exact).
 
-    Relative error of ``eh + el`` below 2**-59 (measured 2**-59.4; ``k`` is
-    exact).
+    Relative error of ``eh + el`` below 2**-59 (the repository's
+    ``tests/test_tables.py``; ``k`` is exact).
     """
     kb = s * INV_LN2 + SHIFTER
     kf = kb - SHIFTER

@@ -20,9 +20,9 @@ rational function on ``0 <= a <= A32 = 20`` instead of 40 table rows
 Every branch is a select and there is no table lookup, libm call or loop
 with a data-dependent trip count, so the unit-stride ufunc loop vectorises:
 ``NUMBA_DUMP_ASSEMBLY=1`` shows packed ``vfmadd...pd`` on ``zmm`` registers
-and one ``vdivpd`` per eight elements in the ``ufunc_wrapper`` loop (63
-instructions per eight elements for ``gelu``: ``python -m benchmarks.anatomy``
-in the gelu-numba repository).
+(``ymm`` on AVX2) and one ``vdivpd`` per vector of elements in the loop (its
+instruction counts and times: ``python -m benchmarks.anatomy`` in the
+gelu-numba repository, ``benchmarks/results/anatomy_avx512.md``).
 
 Error bound
 -----------

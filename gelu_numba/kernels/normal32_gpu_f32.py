@@ -52,29 +52,18 @@ the power-of-two scaling, then to its spacing): ``0.5 + 0.25 + 0.125``.  The
 evaluation term is an estimate, not a proof, so the stated bound
 :data:`BOUND` = 0.875 ulp is checked on every float32 input: the kernels
 compiled for the CPU perform the same IEEE operations in the same order
-(the repository's ``python -m analysis.sweep_float32 --kernels gpu32``, 32
-min on 2 cores, and its ``analysis/results/sweep_float32_gpu32.json``):
+(the repository's ``python -m analysis.sweep_float32 --kernels gpu32`` and
+its ``analysis/results/sweep_float32_gpu32.json``):
 
-=============  =======  ===================  =================  ======
-function       max ulp  worst input          correctly rounded  > 1 ulp
-=============  =======  ===================  =================  ======
-ndtr           0.788    -12.974104 (0xc14f95ee)   99.788 %      0
-norm_pdf       0.752     13.188089 (0x4153026a)   99.997 %      0
-gelu           0.783    -13.149968 (0xc1526645)   99.590 %      0
-gelu_grad      0.771    -13.344872 (0xc1558499)   99.877 %      0
-gelu_grad2     0.754     13.549095 (0x4158c918)   99.997 %      0
-gelu_backward  0.770    -13.396721 (0xc15658f8)   99.878 %      0
-=============  =======  ===================  =================  ======
+<<gpu32_table>>
 
 (gelu_backward with one pseudo-random ``dy`` per input, ``|dy|`` in ``[0.25,
 4)``; the repository's ``tests/test_gpu32.py`` adds ``dy`` from ``2**-140`` to ``2**127``.)  Every worst case is a subnormal result.
 
-Instructions per element (PTX for ``cc=(9, 0)``; the repository's
-``tests/test_ptx.py`` asserts the zero): no float64 instruction at all,
-where the float64-arithmetic float32 kernels have 25 (norm_pdf) to 46
-(gelu_backward); gelu 154 PTX instructions (38 ``fma.rn.f32``, one correctly
-rounded reciprocal), gelu_backward 230, gelu_grad 171, gelu_grad2 99, ndtr
-148, norm_pdf 74.
+Instructions per element: no float64 instruction at all (the repository's
+``tests/test_ptx.py`` asserts it); the SASS of each launched kernel, per
+element, beside the float64-arithmetic float32 kernels: the repository's
+``python -m analysis.gpu_sass`` (``benchmarks/results/gpu_sass_sm90.md``).
 
 CUDA compiles the same operations: every float32 product or sum that could
 be contracted into an FMA is an explicit ``mul_rn``/``add_rn`` (PTX
@@ -87,9 +76,12 @@ on NumPy float32 scalars: :func:`~gelu_numba.kernels.primitives.inline_helper`).
 
 import numpy as np
 
+from gelu_numba.figures import fill as _fill
 from gelu_numba.kernels.primitives import (add_rn, float32_bits, float32_from_bits, fma32,
                                            horner32, inline_helper, mul_rn)
 from gelu_numba.tables import normal_cdf32_gpu_f32 as tab
+
+__doc__ = _fill(__doc__)
 
 #: the stated bound in ulps: 0.5 + 2**-26 * 2**24 for a normal result; a
 #: subnormal one is rounded twice (to 24 bits before the scaling, at most
