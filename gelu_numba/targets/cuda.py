@@ -45,9 +45,9 @@ Fast launches
     call packs its pointers and length into numba's array ABI (per array:
     meminfo, parent, nitems, itemsize, data, shape, strides) and hands them
     to ``cuda.core.launch``, the call numba-cuda itself makes after its
-    typing and argument conversion (22.6 µs per call on an H100 for a tiny
-    kernel; importing a PyTorch tensor through ``cuda.as_cuda_array``, 138
-    µs).  Before its first use on a device each fast launcher runs a probe
+    typing and argument conversion (the host time per call of each path:
+    the repository's ``python -m analysis.gpu_throughput``, on the GPU
+    results page).  Before its first use on a device each fast launcher runs a probe
     through both paths and compares the bits; a difference (a numba-cuda
     whose ABI moved) disables it with a warning.  Everything else (host
     inputs, scalars, strides, broadcasting, mixed dtypes, a foreign
