@@ -161,6 +161,37 @@ def _flat_kernel_ptx(record, ty, fp64=False):
     return ptx
 
 
+def _lean_ptx(record, flat):
+    """PTX (cc 9.0) of the lean float32 kernel of ``record``
+    (:mod:`gelu_numba.kernels.lean32`) with its table an argument: in a
+    one-element kernel, or (``flat``) in the launched kernel's grid-stride
+    loop, the table passed to every call."""
+    import numpy as np
+    from numba import cuda, float32
+
+    from gelu_numba.kernels import lean32
+    from gelu_numba.targets import cuda as target
+
+    core, _ = lean32.WITH_TABLE[getattr(lean32, record.name)]
+    dev = cuda.jit(device=True)(core.py_func)
+    nin = record.nin
+    if flat:
+        fields = target._flat_fields(nin, target.UNROLL)
+        fields["args"] += ", tab"
+        fields["stores"] = "\n".join(line[:-1] + ", tab)" for line in fields["stores"].split("\n"))
+        fields["tail"] += ", tab"
+        source = target._FLAT.format(**fields)
+    else:
+        args = ", ".join(f"a{k}" for k in range(nin))
+        loads = ", ".join(f"a{k}[i]" for k in range(nin))
+        source = (f"def kernel({args}, tab, out):\n    i = cuda.grid(1)\n"
+                  f"    if i < out.size:\n        out[i] = dev({loads}, tab)\n")
+    scope = {"dev": dev, "cast": target.CAST["f"], "cuda": cuda, "np": np}
+    exec(compile(source, "<lean kernel>", "exec"), scope)  # noqa: S102
+    ptx, _ = cuda.compile_ptx(scope["kernel"], (float32[::1],) * (nin + 2), cc=(9, 0))
+    return ptx
+
+
 _INSTRUCTION = re.compile(r"\s+/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P\w+\s+)?"
                           r"([A-Z][A-Z0-9_.]*)([^;]*);")
 
@@ -265,8 +296,9 @@ def count(record, variant: str) -> dict:
 
     from numba import float32, float64
 
-    from gelu_numba.targets.cuda import UNROLL
-
+    if variant == "lean32":
+        return _counts(record, *_sass(_lean_ptx(record, False)), *_sass(_lean_ptx(record, True)),
+                       "float32")
     if variant == "k64o":
         # the ordinary form alone: what a warp all in range runs (the
         # launched kernel holds both forms and chooses by a warp vote)
@@ -275,11 +307,7 @@ def count(record, variant: str) -> dict:
                  "k64o": record.k64}[variant]
     ty, dtype = (float64, "float64") if variant.startswith("k64") else (float32, "float32")
     record = dataclasses.replace(record, ordinary=None)
-    sass, _ = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
-    ops = hot_path(sass)
-    classes = Counter(op.split(".")[0] for op in ops)
-    fp64 = sum(1 for op in ops if _FP64.match(op))
-    fp32 = sum(v for k, v in classes.items() if k in ("FFMA", "FADD", "FMUL"))
+    sass, regs = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
     # the launched kernel: the record as gelu_numba.gpu compiles it; the
     # CPU's float32 kernel as a device with full-rate FP64 runs it, or in
     # its place where the record has no other
@@ -288,6 +316,18 @@ def count(record, variant: str) -> dict:
     else:
         launched = record if variant != "k32" else dataclasses.replace(record, k32_gpu=None)
         loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
+    return _counts(record, sass, regs, loop_sass, loop_regs, dtype)
+
+
+def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
+    """The counts of :func:`count` from the one-element kernel's listing
+    and the launched kernel's."""
+    from gelu_numba.targets.cuda import UNROLL
+
+    ops = hot_path(sass)
+    classes = Counter(op.split(".")[0] for op in ops)
+    fp64 = sum(1 for op in ops if _FP64.match(op))
+    fp32 = sum(v for k, v in classes.items() if k in ("FFMA", "FADD", "FMUL"))
     body = loop_body(loop_sass)
     per = len(body) / UNROLL
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / UNROLL
@@ -375,6 +415,14 @@ def frontier(sweep_path) -> str:
             ("gelu_numba, float64 arithmetic, tables in registers (GPUs with full-rate FP64)",
              count(record, "k32")["loop"], "gelu_numba_f64_arith")]
     rows += [(label, _naive_loop(source), row) for label, row, source in _NAIVE]
+    if LEAN_SWEEP.exists():
+        # not launched yet: its accuracy from the exhaustive sweep of its CPU
+        # compilation (the same operations; on a GPU, analysis.sweep_gpu)
+        lean = {r["function"]: r for r in json.loads(LEAN_SWEEP.read_text())["results"]}
+        swept["lean32 gelu"] = lean["gelu"]
+        rows.append(("gelu_numba, float32 arithmetic, one table row (kernels.lean32, under "
+                     "study; max ulp from its CPU compilation)", count(record, "lean32")["loop"],
+                     "lean32 gelu"))
     lines = ["| float32 `gelu` design | launched loop, SASS per element | max ulp, all 2^32 "
              "inputs | inputs above 1 ulp |", "|---|---:|---:|---:|"]
     for label, per, row in sorted(rows, key=lambda r: r[1]):
@@ -383,7 +431,13 @@ def frontier(sweep_path) -> str:
     return "\n".join(lines)
 
 
-_LABELS = {"gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
+#: the exhaustive sweep of the lean kernels' CPU compilation
+LEAN_SWEEP = Path(__file__).resolve().parent / "results" / "sweep_float32_lean32.json"
+
+
+_LABELS = {"lean32": "float32, float32 arithmetic, one table row, no division "
+                     "(kernels.lean32: under study, not launched yet)",
+           "gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
            "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
            "k64": "float64 (a warp with an element out of range)",
            "k64o": "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)"}
@@ -393,8 +447,11 @@ def versions(name: str):
     """``(record, variants)``: the kernels of ``name`` the GPU ran or runs."""
     from gelu_numba import catalog
 
+    from gelu_numba.kernels import lean32
+
     fn = catalog.lookup(name)
-    return fn, ((("gpu32",) if fn.k32_gpu is not None else ()) + ("k32", "k64")
+    return fn, ((("lean32",) if name in lean32.NAMES else ())
+                + (("gpu32",) if fn.k32_gpu is not None else ()) + ("k32", "k64")
                 + (("k64o",) if fn.ordinary is not None else ()))
 
 

@@ -149,7 +149,9 @@ class _RoundedReference:
 #: what a sweep judges: the CPU ufuncs, or the GPU's float32 kernels
 #: compiled for the CPU (the same IEEE operations in the same order, so the
 #: same bits: see gelu_numba.kernels.normal32_gpu_f32)
-KERNELS = ("cpu", "gpu32")
+KERNELS = ("cpu", "gpu32", "lean32")
+#: the lean float32-arithmetic kernels (a design under study), by name
+LEAN32 = ("gelu", "ndtr", "gelu_grad", "gelu_backward")   # kernels.lean32.NAMES
 
 
 def gpu32_function(name: str):
@@ -167,8 +169,25 @@ def gpu32_function(name: str):
 
 
 def _by_ufunc_name(ufunc_name: str):
-    # (pickling: the ufunc gpu32_<name> again)
+    # (pickling: the ufunc gpu32_<name> or lean32_<name> again)
+    if ufunc_name.startswith("lean32_"):
+        return lean32_function(ufunc_name.removeprefix("lean32_"))
     return gpu32_function(ufunc_name.removeprefix("gpu32_"))
+
+
+def lean32_function(name: str):
+    """The lean float32-arithmetic kernel of ``name``
+    (:mod:`gelu_numba.kernels.lean32`) as a float32-only ufunc on the CPU."""
+    from gelu_numba.kernels import lean32
+    from gelu_numba.targets import emulated
+
+    if name not in LEAN32:
+        raise ValueError(f"no lean float32 kernel of {name!r}; there is one of "
+                         f"{', '.join(LEAN32)}")
+    return emulated.ufunc(f"lean32_{name}", getattr(lean32, name),
+                          2 if name == "gelu_backward" else 1, __name__,
+                          f"The lean float32 {name} kernel, on the CPU.", _by_ufunc_name,
+                          accepted="float32 (the lean float32 kernel)")
 
 
 def function_for(name: str, self_test: bool, kernels: str = "cpu"):
@@ -176,6 +195,8 @@ def function_for(name: str, self_test: bool, kernels: str = "cpu"):
         return _RoundedReference(name)
     if kernels == "gpu32":
         return gpu32_function(name)
+    if kernels == "lean32":
+        return lean32_function(name)
     import gelu_numba
     from gelu_numba import approximations
 
@@ -462,7 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--kernels", choices=KERNELS, default="cpu",
                    help="cpu: the ufuncs (default); gpu32: the GPU's float32 kernels "
-                        "(float32 arithmetic) compiled for the CPU, same bits as on the GPU")
+                        "(float32 arithmetic) compiled for the CPU, same bits as on the GPU; "
+                        "lean32: the lean float32 kernels under study (kernels.lean32: gelu, "
+                        "ndtr, gelu_grad, gelu_backward)")
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                    help="gpu: run the sweep on the GPU (analysis.sweep_gpu): the GPU's float32 "
                         "kernels against its float64 kernels, inputs generated on the device")
@@ -548,7 +571,9 @@ def main(argv=None) -> int:
     ]
     what = ("f64 reference rounded to float32 (SELF-TEST)" if args.self_test
             else "the GPU's float32 kernels (float32 arithmetic, on the CPU)"
-            if args.kernels == "gpu32" else "gelu_numba kernels")
+            if args.kernels == "gpu32"
+            else "the lean float32 kernels (kernels.lean32: float32 arithmetic, on the CPU)"
+            if args.kernels == "lean32" else "gelu_numba kernels")
     print(f"\n## float32 sweep: {what}, stride {args.stride}\n")
     print(markdown_table(results))
     print("\nMachine: " + machine_line(info))

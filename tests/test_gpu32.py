@@ -1,5 +1,6 @@
 """The GPU's float32 kernels (gelu_numba.kernels.normal32_gpu_f32: float32
-arithmetic), compiled for the CPU, where they compute the GPU's bits (the
+arithmetic), and the lean ones under study (gelu_numba.kernels.lean32: one
+table row each, no division), compiled for the CPU, where they compute the GPU's bits (the
 same IEEE operations in the same order; tests/test_ptx.py checks that CUDA
 fuses nothing, tests/test_gpu.py that the GPU layer runs them).
 
@@ -7,8 +8,10 @@ Against mpmath on points chosen where the kernels are hardest (the tails,
 subnormal results, next to GELU''s zero and to sqrt 2, tiny and huge x,
 the domain edge 20), against the float64 reference on a strided sweep of all
 float32 bit patterns, and bit for bit against the CPU ufuncs on special
-values.  The exhaustive run is analysis/results/sweep_float32_gpu32.json
-(``python -m analysis.sweep_float32 --kernels gpu32 --workers 2``).
+values.  The exhaustive runs are analysis/results/sweep_float32_gpu32.json
+and sweep_float32_lean32.json (``python -m analysis.sweep_float32 --kernels
+gpu32 --workers 2``, ``--kernels lean32 --functions gelu,ndtr,gelu_grad,
+gelu_backward``).
 """
 
 import mpmath as mp
@@ -16,8 +19,8 @@ import numpy as np
 import pytest
 
 import gelu_numba
-from analysis.sweep_float32 import gpu32_function, sweep
-from gelu_numba.kernels import normal32_gpu_f32
+from analysis.sweep_float32 import LEAN32, function_for, gpu32_function, sweep
+from gelu_numba.kernels import lean32, normal32_gpu_f32
 from reference.mp import ulp_error
 
 pytestmark = pytest.mark.gpu
@@ -25,6 +28,12 @@ pytestmark = pytest.mark.gpu
 ONE_INPUT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
 SIX = ONE_INPUT + ["gelu_backward"]
 BOUND = normal32_gpu_f32.BOUND
+assert lean32.BOUND == BOUND
+#: (kernel set, function): the GPU's six, and the lean set's
+ONE_INPUT_KERNELS = ([("gpu32", n) for n in ONE_INPUT]
+                     + [("lean32", n) for n in LEAN32 if n != "gelu_backward"])
+ALL_KERNELS = [("gpu32", n) for n in SIX] + [("lean32", n) for n in LEAN32]
+BACKWARD = ["gpu32", "lean32"]
 
 
 def _exact(name, x, dy=1.0):
@@ -56,22 +65,23 @@ def _hard_points():
     return np.concatenate([pts, -pts])
 
 
-@pytest.mark.parametrize("name", ONE_INPUT)
-def test_within_bound_of_mpmath(name):
+@pytest.mark.parametrize("kernels, name", ONE_INPUT_KERNELS)
+def test_within_bound_of_mpmath(kernels, name):
     x = _hard_points()
-    y = gpu32_function(name)(x)
+    y = function_for(name, False, kernels)(x)
     with mp.workdps(40):
         errs = [ulp_error(float(v), _exact(name, xi), np.float32) for xi, v in zip(x, y)]
     worst = int(np.argmax(errs))
     assert max(errs) <= BOUND, f"{errs[worst]:.4f} ulp at x = {x[worst]!r}"
 
 
-def test_backward_within_bound_of_mpmath():
+@pytest.mark.parametrize("kernels", BACKWARD)
+def test_backward_within_bound_of_mpmath(kernels):
     x = _hard_points()
     rng = np.random.default_rng(33)
     # dy over the whole range: the kernel scales tiny and huge dy apart
     dy = (rng.choice([-1, 1], x.size) * 2.0 ** rng.uniform(-140, 127, x.size)).astype(np.float32)
-    y = gpu32_function("gelu_backward")(dy, x)
+    y = function_for("gelu_backward", False, kernels)(dy, x)
     with mp.workdps(40):
         exact = [_exact("gelu_backward", xi, di) for xi, di in zip(x, dy)]
         errs = [ulp_error(float(v), e, np.float32) for v, e in zip(y, exact)
@@ -79,11 +89,11 @@ def test_backward_within_bound_of_mpmath():
     assert max(errs) <= BOUND
 
 
-@pytest.mark.parametrize("name", SIX)
-def test_strided_sweep_below_one_ulp(name):
+@pytest.mark.parametrize("kernels, name", ALL_KERNELS)
+def test_strided_sweep_below_one_ulp(kernels, name):
     # every 65,537th float32 bit pattern (65,536 inputs, every binade, both
     # signs) against the float64 reference; NaN/inf/signed-zero mismatches too
-    r = sweep(name, stride=65537, progress=False, kernels="gpu32")
+    r = sweep(name, stride=65537, progress=False, kernels=kernels)
     assert r["max_ulp"] <= BOUND, r
     assert r["over_1ulp"] == 0 and r["special_mismatches"] == 0, r
     assert r["nan_inputs_bad_output"] == 0, r
@@ -93,22 +103,23 @@ SPECIAL = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4e38,
                       20.0, -20.0, 20.5, -20.5, 14.5, -14.5, 1.0, -1.0])
 
 
-@pytest.mark.parametrize("name", ONE_INPUT)
-def test_special_values_as_the_cpu_ufuncs(name):
+@pytest.mark.parametrize("kernels, name", ONE_INPUT_KERNELS)
+def test_special_values_as_the_cpu_ufuncs(kernels, name):
     with np.errstate(all="ignore"):
-        got = gpu32_function(name)(SPECIAL)
+        got = function_for(name, False, kernels)(SPECIAL)
         want = getattr(gelu_numba, name)(SPECIAL)
     assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
                           want.view(np.uint32)[~np.isnan(want)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
 
 
-def test_backward_special_values_as_the_cpu_ufunc():
+@pytest.mark.parametrize("kernels", BACKWARD)
+def test_backward_special_values_as_the_cpu_ufunc(kernels):
     dy, x = (a.ravel() for a in np.meshgrid(
         np.float32([0.0, -0.0, 1.0, -2.0, np.inf, -np.inf, np.nan, 3e38]),
         np.float32([0.0, -0.0, 1.0, -1.0, -0.5, np.inf, -np.inf, np.nan, 25.0, -25.0])))
     with np.errstate(all="ignore"):
-        got = gpu32_function("gelu_backward")(dy, x)
+        got = function_for("gelu_backward", False, kernels)(dy, x)
         want = gelu_numba.gelu_backward(dy, x)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
@@ -122,3 +133,25 @@ def test_inputs_are_not_changed_and_float64_is_refused():
     assert np.array_equal(x, before)
     with pytest.raises(TypeError, match="float32"):
         gpu32_function("gelu")(np.array([1.0]))
+
+
+def test_lean_tables_rows_cover_their_pieces():
+    # at each piece's ends (and one float32 either side) the row the kernel
+    # picks must hold D(a - c) = log f(a) - log f(c) to the table's certified
+    # error: the row choice from a**2 rounded stays within the widened fit
+    from gelu_numba.tables import normal_cdf32_pieces as tab
+    ends = [np.float32(k / 4) for k in range(1, 5)] + [np.float32(np.sqrt(n))
+                                                       for n in (2, 3, 50, 123, 399, 400)]
+    pts = sorted({np.nextafter(e, d, dtype=np.float32) for e in ends
+                  for d in (np.float32(0), np.float32(30))} | set(ends))
+    with mp.workdps(40):
+        for a in pts:
+            a = np.float32(a)
+            h = np.float32(a * a)
+            row = int(np.float32(4) * a) if a < 1 else int(np.float32(h + np.float32(3)))
+            r = tab.Q_TABLE[row * tab.WIDTH:(row + 1) * tab.WIDTH]
+            c, d1 = r[0], r[6] + r[7]
+            dd = mp.mpf(float(a)) - mp.mpf(c)
+            D = sum(mp.mpf(v) * dd ** (i + 2) for i, v in enumerate(r[8:])) + d1 * dd
+            exact = mp.log(mp.ncdf(-mp.mpf(float(a)))) - mp.log(mp.ncdf(-mp.mpf(c)))
+            assert abs(D - exact) <= 2 * tab.Q_D_ERROR, (a, row)

@@ -186,6 +186,15 @@ def exp_neg_half_sq(a):
     kf = _sub(fma32(s, INV_LN2, SHIFTER), SHIFTER)  # round(s / ln 2)
     rh = fma32(kf, -LN2_HI, s)                      # exact (see the docstring)
     rl = fma32(kf, -LN2_LO, mul_rn(NEG_HALF, l))
+    eh, el = exp_pair(rh, rl)
+    return eh, el, np.int32(kf)
+
+
+@inline_helper
+def exp_pair(rh, rl):
+    """``exp(rh + rl) = eh + el`` for ``|rh| <= 0.37`` and ``|rl| < 2**-17``
+    (``exp(rl) = 1 + rl`` to within ``rl**2``): relative error below
+    ``2**-29``."""
     hr = mul_rn(HALF, rh)
     wh = mul_rn(hr, rh)                             # rh**2/2 = wh + wl exactly
     wl = fma32(hr, rh, -wh)
@@ -193,8 +202,7 @@ def exp_neg_half_sq(a):
     v, ve = _fast_two_sum(rh, wh)                   # |rh| >= rh**2/2
     eh, ee = _fast_two_sum(ONE, v)                  # |v| < 1
     eh, el = _fast_two_sum(eh, add_rn(ee, add_rn(ve, c)))   # c is up to 1 % of eh
-    el = fma32(eh, rl, el)                          # exp(rl) = 1 + rl (rl**2 < 2**-34)
-    return eh, el, np.int32(kf)
+    return eh, fma32(eh, rl, el)
 
 
 @inline_helper
@@ -256,12 +264,21 @@ def grad_tail(a):
     eh, el, k = exp_neg_half_sq(a)
     th, tl, u, du = _tail_variable(a)
     hh, hl = _poly(H_REST, H_C1, H_C0, u, du)
-    s, e = _two_sum(a, -Z0_0)                       # a - z0 = dh + dl
-    dh, e2 = _two_sum(s, -Z0_1)
-    dl = _sub(add_rn(e, e2), Z0_2)
+    dh, dl = minus_z0(a)
     gh, gl = _mul_dd(dh, dl, hh, hl)
     gh, gl = _mul_dd(eh, el, gh, gl)
     return gh, gl, k
+
+
+@inline_helper
+def minus_z0(a):
+    """``a - z0 = dh + dl``, the zero of GELU'(-a) an exact factor."""
+    s, e = _two_sum(a, -Z0_0)
+    # |s| >= |Z0_1| or s = 0: where a and Z0_0 are in one binade s is a
+    # multiple of their ulp, 2**-24, and |Z0_1| <= 2**-25; elsewhere |s| >
+    # 1/4.  The fast two-sum then gives what a two-sum would.
+    dh, e2 = _fast_two_sum(s, -Z0_1)
+    return dh, _sub(add_rn(e, e2), Z0_2)
 
 
 @inline_helper
@@ -290,6 +307,13 @@ def ndtr(x):
     """Standard normal CDF Phi(x), float32 in and out."""
     b, sign, a = _split_input(x)
     qh, ql, k = upper_tail(a)
+    return ndtr_from(x, b, sign, qh, ql, k)
+
+
+@inline_helper
+def ndtr_from(x, b, sign, qh, ql, k):
+    """Phi(x) from ``Phi(-a) = (qh + ql) 2**k`` (:func:`_split_input`'s
+    ``b``, ``sign``)."""
     lower = scale2(add_rn(qh, ql), k)
     uh, ul = _one_minus(qh, ql, k)
     r = lower if sign != 0 else add_rn(uh, ul)
@@ -330,6 +354,12 @@ def gelu(x):
 @inline_helper
 def _grad(b, sign, a):
     gh, gl, k = grad_tail(a)
+    return grad_from(b, sign, gh, gl, k)
+
+
+@inline_helper
+def grad_from(b, sign, gh, gl, k):
+    """GELU'(x) (``x`` not NaN) from ``GELU'(-a) = (gh + gl) 2**k``."""
     lower = scale2(add_rn(gh, gl), k)
     uh, ul = _one_minus(gh, gl, k)
     r = lower if sign != 0 else add_rn(uh, ul)
@@ -350,6 +380,14 @@ def gelu_backward(dy, x):
     """dy * GELU'(x) rounded once to float32 (the fused backward pass)."""
     b, sign, a = _split_input(x)
     gh, gl, k = grad_tail(a)
+    uh, ul = _one_minus(gh, gl, k)
+    return backward_from(dy, x, b, sign, a, gh, gl, k, uh, ul)
+
+
+@inline_helper
+def backward_from(dy, x, b, sign, a, gh, gl, k, uh, ul):
+    """dy * GELU'(x) from ``GELU'(-a) = (gh + gl) 2**k`` (``|gh + gl| <
+    2**5``) and ``1 - GELU'(-a) = uh + ul``."""
     # dy (gh + gl) 2**k (x < 0) or dy (1 - G) (x >= 0) as a float-float
     # product, with dy moved by a power of two 2**-kd first: down by 2**5
     # where |dy| >= 2**120 (|gh + gl|, |1 - G| < 2**5: no overflow before the
@@ -358,13 +396,11 @@ def gelu_backward(dy, x):
     ady = abs(dy)
     kd = np.int32(5) if ady >= TWO_120 else (np.int32(-60) if ady < TWO_M90 else np.int32(0))
     dys = mul_rn(dy, _pow2(-kd))
-    ph, pl = _mul_dd(dys, ZERO, gh, gl)
+    # one product, of the pair the sign selects
+    ph, pl = _mul_dd(dys, ZERO, gh if sign != 0 else uh, gl if sign != 0 else ul)
     # (an exact zero product keeps its sign: -0 + 0 would be +0)
-    lower = scale3(ph if ph == ZERO else add_rn(ph, pl), k + kd)
-    uh, ul = _one_minus(gh, gl, k)
-    uh, ul = _mul_dd(dys, ZERO, uh, ul)
-    upper = mul_rn(uh if uh == ZERO else add_rn(uh, ul), _pow2(kd))
-    r = lower if sign != 0 else upper
+    y = ph if ph == ZERO else add_rn(ph, pl)
+    r = scale3(y, k + kd) if sign != 0 else mul_rn(y, _pow2(kd))
     if b >= A_BITS:
         # GELU'(x) for |x| >= 20: -0.0 below (underflowed), 1 above
         r = mul_rn(dy, _f(-0.0) if sign != 0 else ONE)

@@ -1,0 +1,195 @@
+"""GELU for float32 in float32 arithmetic from one table row: no division
+and no separate ``exp(-a**2/2)`` (a design under study for GPUs with slow
+FP64; :mod:`gelu_numba.kernels.normal32_gpu_f32` is the one they run).
+
+Method, for ``a = |x| <= A_F32 = 20`` (beyond: ``-0.0`` or ``x``, as the
+other float32 kernels; special values first, by bits)
+----------------------------------------------------------------------
+``S(a) = log Phi(-a)`` is smooth, with ``S'(a)`` about ``-a``.  Row ``j``
+of the table (``gelu_numba/tables/normal_cdf32_pieces.py``, the repository's
+``python -m fitting.make_tables32_pieces``) covers a piece of ``[0, A_F32]``
+(quarters below 1, then unit steps of ``a**2``, so that ``S`` moves by at
+most about 1/3 across a piece) and holds its centre ``c``, ``Phi(-c) = (mh
++ ml) 2**e`` and the polynomial ``D(d) = S(c + d) - S(c)`` of degree 5
+without constant term.  Then::
+
+    Phi(-a) = (mh + ml) 2**e exp(D(a - c))
+
+* the row: ``floor(4 a)`` below 1, else ``3 + floor(a**2)`` (``a**2`` and
+  ``3 + a**2`` rounded: a row is fitted slightly beyond its piece);
+* ``d = a - c`` is exact (``c/2 <= a <= 2 c``, or ``c = 0``);
+* ``D = d (d1 + d T(d))`` with ``d1 = d1h + d1l`` and ``d1h d`` exact
+  (one FMA), the rest plain float32; then one fast two-sum makes
+  ``(Dh, Dl)``, ``|Dh| <= 0.37``;
+* ``exp(Dh + Dl)`` as a float32 pair (:func:`~gelu_numba.kernels.
+  normal32_gpu_f32.exp_pair`, the other kernel's: no reduction by ``ln 2``
+  is needed);
+* ``Phi(-a)`` a float-float product, ``a Phi(-a)`` another, scaled by
+  ``f1 f2 = 2**e`` from the row: ``x < 0``: ``-(a Phi(-a))``; ``x >= 0``:
+  ``x - x Phi(-a)`` by a float-float subtraction, as the other kernel.
+
+Error bound (an estimate; the exhaustive sweep of the CPU compilation is
+the proof)
+----------------------------------------------------------------------
+``D``: the table's certified ``2**-31.8`` absolute, its evaluation about
+``2**-29.5`` (the plain part ``d**2 T`` is below 0.03); ``exp_pair`` below
+``2**-29``; ``Phi(-c)``'s pair ``2**-49``; the products ``2**-44``: a
+normal result within about ``0.5 + 2**-28.5 * 2**24`` ulp, a subnormal one
+rounded twice (to 24 bits, then by the scaling to its spacing).
+"""
+
+import numpy as np
+
+from gelu_numba.kernels.normal32_gpu_f32 import (
+    BOUND, A_BITS, INF_BITS, _fast_two_sum, _mul_dd, _split_input, _sub, backward_from, exp_pair,
+    minus_z0,
+)
+from gelu_numba.kernels.primitives import add_rn, fma32, inline_helper, mul_rn
+from gelu_numba.tables import normal_cdf32_pieces as tab
+
+_f = np.float32
+__all__ = ["BOUND", "NAMES", "gelu", "ndtr", "gelu_grad", "gelu_backward", "WITH_TABLE"]
+#: the functions with a lean kernel
+NAMES = ("gelu", "ndtr", "gelu_grad", "gelu_backward")
+#: the tables as the CPU compilation reads them (constant arrays); CUDA
+#: kernels take them as an argument, in device memory
+Q_TABLE = np.array(tab.Q_TABLE, dtype=np.float32)
+G_TABLE = np.array(tab.G_TABLE, dtype=np.float32)
+WIDTH = np.uint64(tab.WIDTH)
+# a row's columns, as unsigned indices: Numba wraps a signed index that
+# could be negative around the array's length, five integer instructions a
+# read
+_C, _MH, _ML, _F1, _F2, _E, _D1H, _D1L, _D2, _D3, _D4, _D5 = (
+    np.uint64(k) for k in range(tab.WIDTH))
+ONE = _f(1.0)
+FOUR = _f(4.0)
+#: rows before the a**2 pieces, minus one: row = 3 + floor(a**2)
+SQ_OFFSET = _f(tab.SMALL - 1)
+
+
+@inline_helper
+def _row(a, t):
+    """``f(a) / 2**e = mh + ml`` for ``0 <= a <= A_F32`` from table ``t``
+    (``f`` its function: the module docstring), and the row's offset."""
+    h = mul_rn(a, a)
+    w = mul_rn(FOUR, a) if a < ONE else add_rn(h, SQ_OFFSET)
+    base = np.uint64(np.uint32(w)) * WIDTH
+    d = add_rn(a, -t[base + _C])                    # exact
+    d1h = t[base + _D1H]
+    tail = fma32(fma32(fma32(t[base + _D5], d, t[base + _D4]), d, t[base + _D3]), d,
+                 t[base + _D2])
+    dh = mul_rn(d1h, d)
+    de = fma32(d1h, d, -dh)                         # d1h d = dh + de exactly
+    dl = fma32(mul_rn(d, d), tail, fma32(t[base + _D1L], d, de))
+    dh, dl = _fast_two_sum(dh, dl)
+    eh, el = exp_pair(dh, dl)
+    mh, ml = _mul_dd(t[base + _MH], t[base + _ML], eh, el)
+    return mh, ml, base
+
+
+@inline_helper
+def _times_z0_minus_a(a, fh, fl):
+    """``(z0 - a)(fh + fl)`` as a pair."""
+    dh, dl = minus_z0(a)
+    return _mul_dd(dh, dl, -fh, -fl)
+
+
+@inline_helper
+def gelu_t(x, t):
+    """GELU(x) = x Phi(x), float32 in and out, from ``Q_TABLE`` ``t``."""
+    b, sign, a = _split_input(x)
+    qh, ql, base = _row(a, t)
+    f1, f2 = t[base + _F1], t[base + _F2]
+    mh = mul_rn(a, qh)                              # a Phi(-a) = (mh + ml) f1 f2
+    ml = fma32(a, qh, -mh)
+    ml = fma32(a, ql, ml)
+    neg = -mul_rn(mul_rn(add_rn(mh, ml), f1), f2)
+    # x >= 0: x - x Phi(-a); 2**e may underflow here, where x Phi(-a) is
+    # far below half an ulp of x
+    f = mul_rn(f1, f2)
+    s, e = _fast_two_sum(x, -mul_rn(mh, f))
+    pos = add_rn(s, _sub(e, mul_rn(ml, f)))
+    r = neg if sign != 0 else pos
+    if b >= A_BITS:
+        r = _f(-0.0) if sign != 0 else x
+    return x if b > INF_BITS else r
+
+
+@inline_helper
+def _complement(vh, vl, f1, f2):
+    """``1 - (vh + vl) f1 f2`` as a pair (``|(vh + vl) f1 f2| <= 1``): the
+    scaling may underflow where the product is far below half an ulp of 1."""
+    f = mul_rn(f1, f2)
+    s, e = _fast_two_sum(ONE, -mul_rn(vh, f))
+    return s, _sub(e, mul_rn(vl, f))
+
+
+@inline_helper
+def _lower_or_complement(b, sign, vh, vl, f1, f2, low):
+    """``V = (vh + vl) f1 f2`` for ``x < 0``, ``1 - V`` for ``x >= 0``
+    (``|V| <= 1``); ``low`` and 1 beyond ``A_F32``."""
+    lower = mul_rn(mul_rn(add_rn(vh, vl), f1), f2)
+    uh, ul = _complement(vh, vl, f1, f2)
+    r = lower if sign != 0 else add_rn(uh, ul)
+    if b >= A_BITS:
+        r = low if sign != 0 else ONE
+    return r
+
+
+@inline_helper
+def ndtr_t(x, t):
+    """Phi(x), float32 in and out, from ``Q_TABLE`` ``t``."""
+    b, sign, a = _split_input(x)
+    qh, ql, base = _row(a, t)
+    r = _lower_or_complement(b, sign, qh, ql, t[base + _F1], t[base + _F2], _f(0.0))
+    return x if b > INF_BITS else r
+
+
+@inline_helper
+def gelu_grad_t(x, t):
+    """GELU'(x), float32 in and out, from ``G_TABLE`` ``t``."""
+    b, sign, a = _split_input(x)
+    fh, fl, base = _row(a, t)
+    gh, gl = _times_z0_minus_a(a, fh, fl)
+    # GELU'(x) for |x| >= 20: -0.0 below (GELU'(-a) < 0 there), 1 above
+    r = _lower_or_complement(b, sign, gh, gl, t[base + _F1], t[base + _F2], _f(-0.0))
+    return x if b > INF_BITS else r
+
+
+@inline_helper
+def gelu_backward_t(dy, x, t):
+    """dy * GELU'(x) rounded once to float32, from ``G_TABLE`` ``t``."""
+    b, sign, a = _split_input(x)
+    fh, fl, base = _row(a, t)
+    gh, gl = _times_z0_minus_a(a, fh, fl)
+    f1, f2 = t[base + _F1], t[base + _F2]
+    uh, ul = _complement(gh, gl, f1, f2)
+    return backward_from(dy, x, b, sign, a, gh, gl, np.int32(t[base + _E]), uh, ul)
+
+
+# The kernels with their tables in place (the CPU compilation).
+
+def gelu(x):
+    """GELU(x) = x Phi(x), float32 in and out."""
+    return gelu_t(x, Q_TABLE)
+
+
+def ndtr(x):
+    """Phi(x), float32 in and out."""
+    return ndtr_t(x, Q_TABLE)
+
+
+def gelu_grad(x):
+    """GELU'(x), float32 in and out."""
+    return gelu_grad_t(x, G_TABLE)
+
+
+def gelu_backward(dy, x):
+    """dy * GELU'(x) rounded once to float32."""
+    return gelu_backward_t(dy, x, G_TABLE)
+
+
+#: each kernel -> (its form taking the table as the last argument, the table)
+WITH_TABLE = {k: (k_t, t) for k, k_t, t in (
+    (gelu, gelu_t, Q_TABLE), (ndtr, ndtr_t, Q_TABLE), (gelu_grad, gelu_grad_t, G_TABLE),
+    (gelu_backward, gelu_backward_t, G_TABLE))}

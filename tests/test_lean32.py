@@ -1,0 +1,106 @@
+"""The lean float32-arithmetic kernels under study (gelu_numba.kernels.lean32):
+what CUDA compiles of them, and that a CUDA kernel computes the bits of
+their CPU compilation (which tests/test_gpu32.py holds to mpmath, and the
+exhaustive sweep analysis/results/sweep_float32_lean32.json to the float64
+reference on every input).
+
+On a GPU when one is present, else under numba-cuda's simulator (device
+code run as Python, on NumPy float32 scalars)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from analysis.sweep_float32 import function_for
+from gelu_numba.kernels import lean32
+
+pytestmark = pytest.mark.gpu
+
+_CODE = r"""
+import json, re, sys
+from analysis.gpu_sass import without_a_driver, _lean_ptx
+without_a_driver()
+from gelu_numba import catalog
+
+out = {}
+for name in sys.argv[1:]:
+    body = [l.strip() for l in _lean_ptx(catalog.lookup(name), True).splitlines()]
+    out[name] = {
+        "local": sum(".local" in l for l in body),
+        "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
+        "f64": sum(re.match(r"[a-z][\w.]*\.f64\b", l) is not None for l in body),
+        "div": sum(re.match(r"(div|rcp)\.", l) is not None for l in body),
+        # table reads: global loads other than the element's own
+        "global_loads": sum(re.match(r"ld\.global\b", l) is not None for l in body),
+        "fusable_f32": sum(re.match(r"(add|sub|mul)\.f32\b", l) is not None for l in body),
+    }
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def ptx_counts():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", _CODE, *lean32.NAMES], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", lean32.NAMES)
+def test_launched_kernel_is_float32_without_division_or_calls(ptx_counts, name):
+    c = ptx_counts[name]
+    assert c["f64"] == 0, c              # no float64 instruction at all
+    assert c["div"] == 0, c              # no division, no reciprocal
+    assert c["local"] == 0 and c["calls"] == 0, c
+    # every product and sum explicitly rounded (mul.rn/add.rn): nothing fused
+    assert c["fusable_f32"] == 0, c
+    assert c["global_loads"] > 0, c      # the table row, from the argument
+
+
+def _kernel(name):
+    core, _ = lean32.WITH_TABLE[getattr(lean32, name)]
+    dev = cuda.jit(device=True)(core.py_func)
+    if name == "gelu_backward":
+        @cuda.jit
+        def k(dy, x, t, out):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = dev(dy[i], x[i], t)
+    else:
+        @cuda.jit
+        def k(x, t, out):
+            i = cuda.grid(1)
+            if i < out.size:
+                out[i] = dev(x[i], t)
+    return k
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", lean32.NAMES)
+def test_a_cuda_kernel_gives_the_cpu_compilations_bits(name):
+    rng = np.random.default_rng(7)
+    # every row of the table, both signs, the subnormal results' range,
+    # the special values
+    x = np.concatenate([np.sqrt(np.arange(0, 401, 1.0) + rng.uniform(0, 1, 401)),
+                        rng.uniform(0, 1, 40), rng.uniform(12.5, 14.4, 40),
+                        [0.0, 20.0, 25.0, np.inf, np.nan, 1e-40, 0.75179154]]).astype(np.float32)
+    x = np.concatenate([x, -x])
+    table = lean32.WITH_TABLE[getattr(lean32, name)][1]
+    args = (x,) if name != "gelu_backward" else (
+        (rng.choice([-1, 1], x.size) * 2.0 ** rng.uniform(-140, 127, x.size)).astype(np.float32),
+        x)
+    out = cuda.device_array(x.size, np.float32)
+    _kernel(name)[(x.size + 127) // 128, 128](*(cuda.to_device(a) for a in args),
+                                              cuda.to_device(table), out)
+    with np.errstate(all="ignore"):
+        want = function_for(name, False, "lean32")(*args)
+    got = out.copy_to_host()
+    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
+                          want.view(np.uint32)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
