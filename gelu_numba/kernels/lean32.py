@@ -52,15 +52,16 @@ __all__ = ["BOUND", "NAMES", "gelu", "ndtr", "gelu_grad", "gelu_backward", "WITH
 #: the functions with a lean kernel
 NAMES = ("gelu", "ndtr", "gelu_grad", "gelu_backward")
 #: the tables as the CPU compilation reads them (constant arrays); CUDA
-#: kernels take them as an argument, in device memory
-Q_TABLE = np.array(tab.Q_TABLE, dtype=np.float32)
-G_TABLE = np.array(tab.G_TABLE, dtype=np.float32)
-WIDTH = np.uint64(tab.WIDTH)
-# a row's columns, as unsigned indices: Numba wraps a signed index that
-# could be negative around the array's length, five integer instructions a
-# read
+#: kernels take them as an argument, in device memory.  Column after
+#: column: the lanes of a warp read one column of rows that data puts
+#: close together (standard normal x: rows 0 to 19), a few memory sectors
+#: a read, where whole rows would be one sector a lane.
+Q_TABLE = np.array(tab.Q_TABLE, dtype=np.float32).reshape(tab.ROWS, tab.WIDTH).T.ravel()
+G_TABLE = np.array(tab.G_TABLE, dtype=np.float32).reshape(tab.ROWS, tab.WIDTH).T.ravel()
+# the columns' offsets, unsigned: Numba wraps a signed index that could be
+# negative around the array's length, five integer instructions a read
 _C, _MH, _ML, _F1, _F2, _E, _D1H, _D1L, _D2, _D3, _D4, _D5 = (
-    np.uint64(k) for k in range(tab.WIDTH))
+    np.uint64(k * tab.ROWS) for k in range(tab.WIDTH))
 ONE = _f(1.0)
 FOUR = _f(4.0)
 #: rows before the a**2 pieces, minus one: row = 3 + floor(a**2)
@@ -70,10 +71,10 @@ SQ_OFFSET = _f(tab.SMALL - 1)
 @inline_helper
 def _row(a, t):
     """``f(a) / 2**e = mh + ml`` for ``0 <= a <= A_F32`` from table ``t``
-    (``f`` its function: the module docstring), and the row's offset."""
+    (``f`` its function: the module docstring), and the row."""
     h = mul_rn(a, a)
     w = mul_rn(FOUR, a) if a < ONE else add_rn(h, SQ_OFFSET)
-    base = np.uint64(np.uint32(w)) * WIDTH
+    base = np.uint64(np.uint32(w))
     d = add_rn(a, -t[base + _C])                    # exact
     d1h = t[base + _D1H]
     tail = fma32(fma32(fma32(t[base + _D5], d, t[base + _D4]), d, t[base + _D3]), d,
