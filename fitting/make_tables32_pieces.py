@@ -20,12 +20,12 @@ the kernel's ``exp`` polynomial, without a reduction by ``ln 2``.  Each
 centre is a float32 inside its piece (0 for the first), so ``a - c`` is
 exact (Sterbenz: ``c/2 <= a <= 2 c`` on every other piece).
 
-Each row holds 12 float32 values: ``c``; ``f(c) = (mh + ml) 2**e``
+Each row holds 11 float32 values: ``c``; ``f(c) = (mh + ml) 2**e``
 (``1/2 <= mh < 1``, a float32 pair within 2**-48) with ``2**e = f1 f2``
 (``f1 = 2**ceil(e/2)``, ``f2 = 2**(e - ceil(e/2))``: normal for every row
 whose results do not underflow to 0; 0 where ``2**e2`` is below the
-subnormals) and ``e`` itself (a float32 integer); and ``D``'s coefficients
-``d1`` (a pair ``d1h + d1l``), ``d2 ... d5`` (float32).  Two tables:
+subnormals); and ``D``'s coefficients ``d1`` (a pair ``d1h + d1l``),
+``d2 ... d5`` (float32).  Two tables:
 ``f = Phi(-a)`` (``Q_TABLE``: ``Phi``, GELU) and ``f = GELU'(-a)/(z0 -
 a)`` (``G_TABLE``: GELU' and the backward; positive, its zero at ``z0``
 divided out, so that the kernel keeps it as the exact factor ``z0 - a``).
@@ -56,8 +56,8 @@ SMALL = 4
 ROWS = SMALL + int(A_F32 ** 2)
 #: D(d) = d1 d + ... + d5 d**5
 DEG = 5
-#: values per row: c, mh, ml, f1, f2, e, d1h, d1l, d2 ... d5
-WIDTH = 8 + DEG - 1
+#: values per row: c, mh, ml, f1, f2, d1h, d1l, d2 ... d5
+WIDTH = 7 + DEG - 1
 WIDEN = 2.0**-18
 NODES = 16
 CHECK_POINTS = 64
@@ -170,7 +170,7 @@ def row(f, j):
         worst = max(worst, abs(p - exact))
         biggest = max(biggest, abs(exact))
     rel = abs((mp.mpf(mh) + mp.mpf(ml)) / m - 1)
-    values = (c, mh, ml, f1, f2, float(e), d1h, d1l, *d[1:])
+    values = (c, mh, ml, f1, f2, d1h, d1l, *d[1:])
     assert len(values) == WIDTH
     return values, worst, biggest, rel
 

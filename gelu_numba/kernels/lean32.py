@@ -1,19 +1,22 @@
-"""GELU for float32 in float32 arithmetic from one table row: no division
-and no separate ``exp(-a**2/2)`` (a design under study for GPUs with slow
-FP64; :mod:`gelu_numba.kernels.normal32_gpu_f32` is the one they run).
+"""GELU, Phi and GELU' for float32 in float32 arithmetic from one table row:
+no division and no separate ``exp(-a**2/2)`` (a design under study for GPUs
+with slow FP64, not launched yet; :mod:`gelu_numba.kernels.normal32_gpu_f32`
+is the one they run).
 
-Method, for ``a = |x| <= A_F32 = 20`` (beyond: ``-0.0`` or ``x``, as the
-other float32 kernels; special values first, by bits)
+Method, for ``a = |x| <= A_F32 = 20`` (beyond: the limits, as the other
+float32 kernels; special values first, by bits)
 ----------------------------------------------------------------------
-``S(a) = log Phi(-a)`` is smooth, with ``S'(a)`` about ``-a``.  Row ``j``
-of the table (``gelu_numba/tables/normal_cdf32_pieces.py``, the repository's
-``python -m fitting.make_tables32_pieces``) covers a piece of ``[0, A_F32]``
-(quarters below 1, then unit steps of ``a**2``, so that ``S`` moves by at
-most about 1/3 across a piece) and holds its centre ``c``, ``Phi(-c) = (mh
-+ ml) 2**e`` and the polynomial ``D(d) = S(c + d) - S(c)`` of degree 5
-without constant term.  Then::
+``S(a) = log f(a)`` is smooth for ``f(a) = Phi(-a)`` and for ``f(a) =
+GELU'(-a)/(z0 - a)`` (positive: the zero ``z0`` of GELU' divided out), with
+``S'(a)`` about ``-a``.  Row ``j`` of ``f``'s table
+(``gelu_numba/tables/normal_cdf32_pieces.py``, the repository's ``python -m
+fitting.make_tables32_pieces``) covers a piece of ``[0, A_F32]`` (quarters
+below 1, then unit steps of ``a**2``, so that ``S`` moves by at most about
+1/3 across a piece) and holds its centre ``c``, ``f(c) = (mh + ml) 2**e``
+with ``2**e = f1 f2``, and the polynomial ``D(d) = S(c + d) - S(c)`` of
+degree 5 without constant term.  Then::
 
-    Phi(-a) = (mh + ml) 2**e exp(D(a - c))
+    f(a) = (mh + ml) 2**e exp(D(a - c))
 
 * the row: ``floor(4 a)`` below 1, else ``3 + floor(a**2)`` (``a**2`` and
   ``3 + a**2`` rounded: a row is fitted slightly beyond its piece);
@@ -24,25 +27,40 @@ without constant term.  Then::
 * ``exp(Dh + Dl)`` as a float32 pair (:func:`~gelu_numba.kernels.
   normal32_gpu_f32.exp_pair`, the other kernel's: no reduction by ``ln 2``
   is needed);
-* ``Phi(-a)`` a float-float product, ``a Phi(-a)`` another, scaled by
-  ``f1 f2 = 2**e`` from the row: ``x < 0``: ``-(a Phi(-a))``; ``x >= 0``:
-  ``x - x Phi(-a)`` by a float-float subtraction, as the other kernel.
+* ``f(a)`` a float-float product; for GELU' times ``z0 - a`` as a
+  float-float (z0 in three parts, as the other kernel); scaled by ``f1
+  f2 = 2**e``: GELU(-a) = ``-(a Phi(-a))``, GELU(a) = ``a - a Phi(-a)`` by
+  a float-float subtraction, ``Phi`` and ``GELU'`` at ``x >= 0`` as ``1 -
+  f(a)`` the same way (where ``2**e`` underflows, the term is far below
+  half an ulp);
+* the fused backward: the other kernel's product of ``dy`` (moved by
+  ``2**-kd``, :func:`~gelu_numba.kernels.normal32_gpu_f32.backward_product`)
+  and the selected pair, then ``y f1``, ``f2`` and ``2**kd`` in the order
+  that keeps every intermediate normal wherever the result is not 0, so
+  that it is rounded once.
+
+The tables are read column after column (see :data:`Q_TABLE`): 11 float32
+an element, from device memory on a GPU, where the other kernel reads none.
 
 Error bound (an estimate; the exhaustive sweep of the CPU compilation is
 the proof)
 ----------------------------------------------------------------------
-``D``: the table's certified ``2**-31.8`` absolute, its evaluation about
-``2**-29.5`` (the plain part ``d**2 T`` is below 0.03); ``exp_pair`` below
-``2**-29``; ``Phi(-c)``'s pair ``2**-49``; the products ``2**-44``: a
-normal result within about ``0.5 + 2**-28.5 * 2**24`` ulp, a subnormal one
-rounded twice (to 24 bits, then by the scaling to its spacing).
+``D``: the table's certified ``2**-31.8`` (Phi) and ``2**-30.8`` (GELU')
+absolute, its evaluation about ``2**-29.5`` (the plain part ``d**2 T`` is
+below 0.03); ``exp_pair`` below ``2**-29``; the pairs ``mh + ml``
+``2**-49``; the products ``2**-44``: a normal result within about ``0.5 +
+2**-28 * 2**24`` ulp; a subnormal GELU, Phi or GELU' result rounded twice
+(to 24 bits, then by the scaling to its spacing), as in the other kernel,
+whose stated bound :data:`BOUND` these kernels share.  The exhaustive
+sweep: the repository's ``python -m analysis.sweep_float32 --kernels
+lean32`` and ``analysis/results/sweep_float32_lean32.json``.
 """
 
 import numpy as np
 
 from gelu_numba.kernels.normal32_gpu_f32 import (
-    BOUND, A_BITS, INF_BITS, _fast_two_sum, _mul_dd, _split_input, _sub, backward_from, exp_pair,
-    minus_z0,
+    BOUND, A_BITS, INF_BITS, _fast_two_sum, _mul_dd, _pow2, _split_input, _sub,
+    backward_product, backward_specials, exp_pair, minus_z0,
 )
 from gelu_numba.kernels.primitives import add_rn, fma32, inline_helper, mul_rn
 from gelu_numba.tables import normal_cdf32_pieces as tab
@@ -60,10 +78,12 @@ Q_TABLE = np.array(tab.Q_TABLE, dtype=np.float32).reshape(tab.ROWS, tab.WIDTH).T
 G_TABLE = np.array(tab.G_TABLE, dtype=np.float32).reshape(tab.ROWS, tab.WIDTH).T.ravel()
 # the columns' offsets, unsigned: Numba wraps a signed index that could be
 # negative around the array's length, five integer instructions a read
-_C, _MH, _ML, _F1, _F2, _E, _D1H, _D1L, _D2, _D3, _D4, _D5 = (
+_C, _MH, _ML, _F1, _F2, _D1H, _D1L, _D2, _D3, _D4, _D5 = (
     np.uint64(k * tab.ROWS) for k in range(tab.WIDTH))
 ONE = _f(1.0)
 FOUR = _f(4.0)
+THIRTY_TWO = _f(32.0)
+TWO_M60 = _f(2.0**-60)
 #: rows before the a**2 pieces, minus one: row = 3 + floor(a**2)
 SQ_OFFSET = _f(tab.SMALL - 1)
 
@@ -165,7 +185,16 @@ def gelu_backward_t(dy, x, t):
     gh, gl = _times_z0_minus_a(a, fh, fl)
     f1, f2 = t[base + _F1], t[base + _F2]
     uh, ul = _complement(gh, gl, f1, f2)
-    return backward_from(dy, x, b, sign, a, gh, gl, np.int32(t[base + _E]), uh, ul)
+    kd, y = backward_product(dy, sign, gh, gl, uh, ul)
+    # x < 0: y 2**e 2**kd, rounded once (2**e = f1 f2, both <= 1).  With
+    # |dy| >= 2**-90 (kd = 0), y f1 is normal wherever the result is not
+    # 0; with kd = 5 (|dy| >= 2**120) y f1 2**5 stays below 2**128; with kd
+    # = -60 an intermediate below 2**-126 means a result below 2**-186.
+    big = kd > np.int32(0)
+    r = (mul_rn(mul_rn(mul_rn(y, f1), THIRTY_TWO if big else f2),
+                f2 if big else (TWO_M60 if kd < np.int32(0) else ONE))
+         if sign != 0 else mul_rn(y, _pow2(kd)))
+    return backward_specials(dy, x, b, sign, a, r)
 
 
 # The kernels with their tables in place (the CPU compilation).

@@ -381,30 +381,37 @@ def gelu_backward(dy, x):
     b, sign, a = _split_input(x)
     gh, gl, k = grad_tail(a)
     uh, ul = _one_minus(gh, gl, k)
-    return backward_from(dy, x, b, sign, a, gh, gl, k, uh, ul)
+    kd, y = backward_product(dy, sign, gh, gl, uh, ul)
+    r = scale3(y, k + kd) if sign != 0 else mul_rn(y, _pow2(kd))
+    return backward_specials(dy, x, b, sign, a, r)
 
 
 @inline_helper
-def backward_from(dy, x, b, sign, a, gh, gl, k, uh, ul):
-    """dy * GELU'(x) from ``GELU'(-a) = (gh + gl) 2**k`` (``|gh + gl| <
-    2**5``) and ``1 - GELU'(-a) = uh + ul``."""
-    # dy (gh + gl) 2**k (x < 0) or dy (1 - G) (x >= 0) as a float-float
-    # product, with dy moved by a power of two 2**-kd first: down by 2**5
-    # where |dy| >= 2**120 (|gh + gl|, |1 - G| < 2**5: no overflow before the
-    # scaling), up by 2**60 where |dy| < 2**-90 (the product's low part
-    # would be below the subnormal spacing, a second rounding)
+def backward_product(dy, sign, gh, gl, uh, ul):
+    """``(kd, y)``: ``dy 2**-kd`` times ``G = gh + gl`` (GELU'(-a) over its
+    power of two, ``|G| < 2**5``) for ``x < 0``, times ``uh + ul = 1 -
+    GELU'(-a)`` for ``x >= 0``, as one float-float product rounded once; the
+    caller scales it by ``2**kd`` (and G's power of two)."""
+    # dy is moved by a power of two 2**-kd first: down by 2**5 where |dy| >=
+    # 2**120 (no overflow before the scaling), up by 2**60 where |dy| <
+    # 2**-90 (the product's low part would be below the subnormal spacing, a
+    # second rounding)
     ady = abs(dy)
     kd = np.int32(5) if ady >= TWO_120 else (np.int32(-60) if ady < TWO_M90 else np.int32(0))
     dys = mul_rn(dy, _pow2(-kd))
-    # one product, of the pair the sign selects
     ph, pl = _mul_dd(dys, ZERO, gh if sign != 0 else uh, gl if sign != 0 else ul)
     # (an exact zero product keeps its sign: -0 + 0 would be +0)
-    y = ph if ph == ZERO else add_rn(ph, pl)
-    r = scale3(y, k + kd) if sign != 0 else mul_rn(y, _pow2(kd))
+    return kd, ph if ph == ZERO else add_rn(ph, pl)
+
+
+@inline_helper
+def backward_specials(dy, x, b, sign, a, r):
+    """The fused backward's result ``r`` where x and dy are finite and
+    ``|x| < 20``, else the special values' (the CPU ufunc's)."""
     if b >= A_BITS:
         # GELU'(x) for |x| >= 20: -0.0 below (underflowed), 1 above
         r = mul_rn(dy, _f(-0.0) if sign != 0 else ONE)
-    if ady == INF and b < INF_BITS:
+    if abs(dy) == INF and b < INF_BITS:
         # an infinite dy times a finite x's GELU'(x), which is never 0: its sign
         r = mul_rn(dy, -ONE if (sign != 0 and a >= Z0_0) else ONE)
     return x if b > INF_BITS else (dy if dy != dy else r)
