@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import WIDE
+from analysis.gpu_throughput import LEAN_TAG, WIDE
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -97,14 +97,25 @@ def throughput_table():
         r = swept.get(name)
         return f"{r['max_ulp']:.4g} ({r['over_1ulp']:,})" if r else "not swept"
 
-    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()) - {WIDE},
-                   key=lambda n: (not n.startswith("torch"), n))
+    # the lean kernels under study: ours, not launched; their accuracy is
+    # the exhaustive sweep of their CPU compilation
+    lean = tuple(sorted(name for name, _ in at if name.endswith(LEAN_TAG)))
+    lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
+    lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
+                  if lean_path.exists() else {})
+    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()) - {WIDE}
+                   - set(lean), key=lambda n: (not n.startswith("torch"), n))
     wide = (WIDE,) if any(name == WIDE for name, _ in at) else ()
-    for name in OURS + wide + tuple(peers):
+    for name in OURS + wide + lean + tuple(peers):
         if name in OURS:
             label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
         elif name == WIDE:
             label, launched, device = f"`{name}`", "-", "-"
+        elif name in lean:
+            r = lean_swept.get(name.removesuffix(LEAN_TAG).strip())
+            label, launched = f"`{name}`", "-"
+            device = (f"{r['max_ulp']:.4g} ({r['over_1ulp']:,}), its CPU compilation" if r
+                      else "not swept")
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"
         lines.append(f"| {label} | " + " | ".join(cells(name, d) for d in dtypes)

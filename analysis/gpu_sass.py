@@ -161,20 +161,22 @@ def _flat_kernel_ptx(record, ty, fp64=False):
     return ptx
 
 
-def _lean_ptx(record, flat):
-    """PTX (cc 9.0) of the lean float32 kernel of ``record``
-    (:mod:`gelu_numba.kernels.lean32`) with its table an argument: in a
-    one-element kernel, or (``flat``) in the launched kernel's grid-stride
-    loop, the table passed to every call."""
+def lean_kernel(name, flat):
+    """``(kernel, table)``: the Python function of a kernel around the lean
+    float32 kernel of ``name`` (:mod:`gelu_numba.kernels.lean32`), its
+    table an argument after the inputs (``kernel(a0[, a1], table, out)``),
+    for ``cuda.jit`` or ``cuda.compile_ptx``: one element per thread, or
+    (``flat``) the launched kernel's grid-stride loop, the table passed to
+    every call."""
     import numpy as np
-    from numba import cuda, float32
+    from numba import cuda
 
     from gelu_numba.kernels import lean32
     from gelu_numba.targets import cuda as target
 
-    core, _ = lean32.WITH_TABLE[getattr(lean32, record.name)]
+    core, table = lean32.WITH_TABLE[getattr(lean32, name)]
     dev = cuda.jit(device=True)(core.py_func)
-    nin = record.nin
+    nin = 2 if name == "gelu_backward" else 1
     if flat:
         fields = target._flat_fields(nin, target.UNROLL)
         fields["args"] += ", tab"
@@ -188,7 +190,15 @@ def _lean_ptx(record, flat):
                   f"    if i < out.size:\n        out[i] = dev({loads}, tab)\n")
     scope = {"dev": dev, "cast": target.CAST["f"], "cuda": cuda, "np": np}
     exec(compile(source, "<lean kernel>", "exec"), scope)  # noqa: S102
-    ptx, _ = cuda.compile_ptx(scope["kernel"], (float32[::1],) * (nin + 2), cc=(9, 0))
+    return scope["kernel"], table
+
+
+def _lean_ptx(record, flat):
+    """PTX (cc 9.0) of :func:`lean_kernel`."""
+    from numba import cuda, float32
+
+    kernel, _ = lean_kernel(record.name, flat)
+    ptx, _ = cuda.compile_ptx(kernel, (float32[::1],) * (record.nin + 2), cc=(9, 0))
     return ptx
 
 

@@ -186,6 +186,26 @@ def _half_call(name, fmt, args, out, stream):
 WIDE = "gelu (x spread 8x: general kernel)"
 
 
+#: the lean float32 kernels under study (kernels.lean32), timed beside the
+#: launched ones: they read 11 float32 of a table row an element, traffic
+#: that the SASS count's issue bound leaves out
+LEAN = ("gelu", "ndtr", "gelu_grad", "gelu_backward")   # kernels.lean32.NAMES
+LEAN_TAG = "(lean32: one table row, not launched yet)"
+
+
+def _lean_call(name, args, out, stream, cuda):
+    """A launch of the lean kernel of ``name`` (its grid-stride loop, the
+    launched kernels' configuration) with its table on the device."""
+    from analysis.gpu_sass import lean_kernel
+    from gelu_numba.targets import cuda as target
+
+    kernel, table = lean_kernel(name, True)
+    kernel = cuda.jit(kernel)
+    table = cuda.to_device(table)
+    blocks, threads = target.launch_config(out.size)
+    return lambda: kernel[blocks, threads, stream](*args, table, out)
+
+
 def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes=DTYPES):
     """Rows of timings: ``names`` of gelu_numba.gpu, then the ``peers``
     (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
@@ -222,6 +242,10 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
+                if dt == "float32" and name in LEAN:
+                    t = _event_time(_lean_call(name, (x, y)[:f.nin], out, stream, cuda),
+                                    rounds, batch, cuda, stream)
+                    rows.append(_row(f"{name} {LEAN_TAG}", dt, n, t, nbytes, copy_bw))
                 if name == "gelu" and dt == "float64":
                     # standard-normal data runs the ordinary form (a warp
                     # with |x| >= 4 is rare); spread 8 times wider, nearly

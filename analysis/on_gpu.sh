@@ -115,7 +115,8 @@ for s in "${steps[@]}"; do
             step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
         tests)
             step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= \
-                tests/test_gpu32.py tests/test_fast_launch.py tests/test_sweep_gpu.py tests/test_gpu.py ;;
+                tests/test_gpu32.py tests/test_lean32.py tests/test_fast_launch.py tests/test_sweep_gpu.py \
+                tests/test_gpu.py ;;
         torch)
             step torch bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= tests/test_torch.py -k cuda &&
                 $PYTHON -m analysis.torch_cuda --out '$OUT/torch_cuda.md'" ;;
