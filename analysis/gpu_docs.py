@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import LEAN_TAG, WIDE
+from analysis.gpu_throughput import LEAN_TAG, SLOW_FP64_TAG, WIDE
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -99,7 +99,7 @@ def throughput_table():
 
     # the lean kernels under study: ours, not launched; their accuracy is
     # the exhaustive sweep of their CPU compilation
-    lean = tuple(sorted(name for name, _ in at if name.endswith(LEAN_TAG)))
+    lean = tuple(sorted(name for name, _ in at if name.endswith((LEAN_TAG, SLOW_FP64_TAG))))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
@@ -111,6 +111,9 @@ def throughput_table():
             label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
         elif name == WIDE:
             label, launched, device = f"`{name}`", "-", "-"
+        elif name.endswith(SLOW_FP64_TAG):
+            r = swept.get(name.removesuffix(SLOW_FP64_TAG).strip())
+            label, launched, device = f"`{name}`", ulp(r["function"]) if r else "-", "-"
         elif name in lean:
             r = lean_swept.get(name.removesuffix(LEAN_TAG).strip())
             label, launched = f"`{name}`", "-"

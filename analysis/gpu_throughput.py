@@ -193,6 +193,20 @@ LEAN = ("gelu", "ndtr", "gelu_grad", "gelu_backward")   # kernels.lean32.NAMES
 LEAN_TAG = "(lean32: one table row, not launched yet)"
 
 
+SLOW_FP64_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
+
+
+def _float32_arith_call(f, args, out, stream):
+    """A launch of ``f``'s float32-arithmetic float32 kernel (the one GPUs
+    with slow FP64 run) on contiguous operands, whatever this device's FP64
+    rate."""
+    from gelu_numba.targets import cuda as target
+
+    kernel = f.kernel("f", target.flat_layout(f.nin), fp64=False)
+    blocks, threads = target.launch_config(out.size)
+    return lambda: kernel[blocks, threads, stream](*args, out)
+
+
 def _lean_call(name, args, out, stream, cuda):
     """A launch of the lean kernel of ``name`` (its grid-stride loop, the
     launched kernels' configuration) with its table on the device."""
@@ -243,9 +257,12 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
                 if dt == "float32" and name in LEAN:
-                    t = _event_time(_lean_call(name, (x, y)[:f.nin], out, stream, cuda),
-                                    rounds, batch, cuda, stream)
-                    rows.append(_row(f"{name} {LEAN_TAG}", dt, n, t, nbytes, copy_bw))
+                    # the float32-arithmetic kernel that GPUs with slow FP64
+                    # launch, forced here, beside the lean one
+                    for tag, call in ((SLOW_FP64_TAG, _float32_arith_call(f, args, out, stream)),
+                                      (LEAN_TAG, _lean_call(name, args, out, stream, cuda))):
+                        t = _event_time(call, rounds, batch, cuda, stream)
+                        rows.append(_row(f"{name} {tag}", dt, n, t, nbytes, copy_bw))
                 if name == "gelu" and dt == "float64":
                     # standard-normal data runs the ordinary form (a warp
                     # with |x| >= 4 is rare); spread 8 times wider, nearly
