@@ -31,7 +31,12 @@ GPU's float32 kernel (:mod:`gelu_numba.kernels.normal32_gpu_f32`), the float32
 kernel in float64 arithmetic (the CPU's,
 :mod:`gelu_numba.kernels.normal32_cpu_f64`, which devices with full-rate FP64
 run, its coefficient tables an argument of the launched kernel), and the
-float64 kernel.
+float64 kernel; for gelu, ndtr, gelu_grad and gelu_backward also the lean
+float32-arithmetic kernel under study (:mod:`gelu_numba.kernels.lean32`, in
+the same grid-stride loop with its table an argument: not launched by
+``gelu_numba.gpu`` yet).  Its table reads (11 float32 an element, from
+device memory through the L1 cache) count as instructions here, not as
+traffic: the bound does not see them.
 
 The 2-byte kernels of ``gelu`` and ``gelu_backward``
 (:mod:`gelu_numba.targets.cuda_half`, bfloat16 and float16 bit patterns)

@@ -125,24 +125,27 @@ def gelu_t(x, t):
     ml = fma32(a, qh, -mh)
     ml = fma32(a, ql, ml)
     neg = -mul_rn(mul_rn(add_rn(mh, ml), f1), f2)
-    # x >= 0: x - x Phi(-a); 2**e may underflow here, where x Phi(-a) is
-    # far below half an ulp of x
-    f = mul_rn(f1, f2)
-    s, e = _fast_two_sum(x, -mul_rn(mh, f))
-    pos = add_rn(s, _sub(e, mul_rn(ml, f)))
-    r = neg if sign != 0 else pos
+    ph, pl = _minus_scaled(x, mh, ml, f1, f2)      # x >= 0: x - x Phi(-a)
+    r = neg if sign != 0 else add_rn(ph, pl)
     if b >= A_BITS:
         r = _f(-0.0) if sign != 0 else x
     return x if b > INF_BITS else r
 
 
 @inline_helper
-def _complement(vh, vl, f1, f2):
-    """``1 - (vh + vl) f1 f2`` as a pair (``|(vh + vl) f1 f2| <= 1``): the
-    scaling may underflow where the product is far below half an ulp of 1."""
+def _minus_scaled(y, vh, vl, f1, f2):
+    """``y - (vh + vl) f1 f2`` as a pair, for ``|(vh + vl) f1 f2| <= |y|``
+    (the fast two-sum's order): the scaling may underflow where the product
+    is far below half an ulp of ``y``."""
     f = mul_rn(f1, f2)
-    s, e = _fast_two_sum(ONE, -mul_rn(vh, f))
+    s, e = _fast_two_sum(y, -mul_rn(vh, f))
     return s, _sub(e, mul_rn(vl, f))
+
+
+@inline_helper
+def _complement(vh, vl, f1, f2):
+    """``1 - (vh + vl) f1 f2`` as a pair (``|(vh + vl) f1 f2| <= 1``)."""
+    return _minus_scaled(ONE, vh, vl, f1, f2)
 
 
 @inline_helper
