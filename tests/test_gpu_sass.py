@@ -140,13 +140,21 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         # conversions (kernels.half), within the same budget
         assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
-    # the frontier: four float32 gelu designs, fewest instructions first, the
+    # the lean kernels under study (one table row, no division): no FP64,
+    # within issue 33's budgets of 95 (gelu) and 140 (gelu_backward)
+    lean = "float32, float32 arithmetic, one table row, no division (kernels.lean32: under " \
+           "study, not launched yet)"
+    for name, budget in (("gelu", 95), ("gelu_backward", 140)):
+        row = rows[(name, lean)]
+        assert float(row[8]) == 0 and int(row[4]) == 0 and 30 <= float(row[6]) <= budget
+    assert float(rows[("gelu", lean)][6]) < float(now[6])
+    # the frontier: five float32 gelu designs, fewest instructions first, the
     # launched loops counted as above; ours below 1 ulp, the naive float32
     # formula far above (the GPU sweep's CuPy row of the same formula)
     frontier = [[c.strip() for c in line.strip("|").split("|")]
                 for line in run.stdout.split("The frontier of float32 gelu")[1].splitlines()
                 if line.startswith("| ") and "design" not in line]
-    assert len(frontier) == 4
+    assert len(frontier) == 5
     per = [float(r[1]) for r in frontier]
     assert per == sorted(per)
     ours = {r[0]: r for r in frontier if r[0].startswith("gelu_numba")}
