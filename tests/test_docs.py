@@ -40,7 +40,7 @@ def test_readme_is_short_and_has_the_two_commands():
             "&& .venv/bin/python -m analysis.report") in text
 
 
-@pytest.mark.parametrize("generator", ["gpu_docs", "accuracy_docs"])
+@pytest.mark.parametrize("generator", ["gpu_docs", "accuracy_docs", "gpu32_docs"])
 def test_generated_page_sections_are_the_generators_output(generator):
     import importlib
     gen = importlib.import_module(f"analysis.{generator}")
