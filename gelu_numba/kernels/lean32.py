@@ -35,9 +35,9 @@ degree 5 without constant term.  Then::
   half an ulp);
 * the fused backward: the other kernel's product of ``dy`` (moved by
   ``2**-kd``, :func:`~gelu_numba.kernels.normal32_gpu_f32.backward_product`)
-  and the selected pair, then ``y f1``, ``f2`` and ``2**kd`` in the order
-  that keeps every intermediate normal wherever the result is not 0, so
-  that it is rounded once.
+  and the selected pair, rounded to ``y``, then ``y f1``, ``f2`` and
+  ``2**kd`` in the order that keeps every intermediate normal wherever the
+  result is not 0: only the last product rounds.
 
 The tables are read column after column (see :data:`Q_TABLE`): 11 float32
 an element, from device memory on a GPU, where the other kernel reads none.
@@ -49,8 +49,8 @@ the proof)
 absolute, its evaluation about ``2**-29.5`` (the plain part ``d**2 T`` is
 below 0.03); ``exp_pair`` below ``2**-29``; the pairs ``mh + ml``
 ``2**-49``; the products ``2**-44``: a normal result within about ``0.5 +
-2**-28 * 2**24`` ulp; a subnormal GELU, Phi or GELU' result rounded twice
-(to 24 bits, then by the scaling to its spacing), as in the other kernel,
+2**-28 * 2**24`` ulp; a subnormal result rounded twice (to 24 bits, then
+by the scaling to its spacing), as in the other kernel,
 whose stated bound :data:`BOUND` these kernels share.  The exhaustive
 sweep: the repository's ``python -m analysis.sweep_float32 --kernels
 lean32`` and ``analysis/results/sweep_float32_lean32.json``.
@@ -189,10 +189,11 @@ def gelu_backward_t(dy, x, t):
     f1, f2 = t[base + _F1], t[base + _F2]
     uh, ul = _complement(gh, gl, f1, f2)
     kd, y = backward_product(dy, sign, gh, gl, uh, ul)
-    # x < 0: y 2**e 2**kd, rounded once (2**e = f1 f2, both <= 1).  With
-    # |dy| >= 2**-90 (kd = 0), y f1 is normal wherever the result is not
-    # 0; with kd = 5 (|dy| >= 2**120) y f1 2**5 stays below 2**128; with kd
-    # = -60 an intermediate below 2**-126 means a result below 2**-186.
+    # x < 0: y 2**e 2**kd (2**e = f1 f2, both <= 1), only the last product
+    # rounding.  With |dy| >= 2**-90 (kd = 0), y f1 is normal wherever the
+    # result is not 0; with kd = 5 (|dy| >= 2**120) y f1 2**5 stays below
+    # 2**128; with kd = -60 an intermediate below 2**-126 means a result
+    # below 2**-186.
     big = kd > np.int32(0)
     r = (mul_rn(mul_rn(mul_rn(y, f1), THIRTY_TWO if big else f2),
                 f2 if big else (TWO_M60 if kd < np.int32(0) else ONE))
