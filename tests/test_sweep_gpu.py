@@ -193,8 +193,12 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
              _own_peer("gelu_backward", None)]
     rows = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu, peers=peers)
     by = {(r["function"], r["dtype"]): r for r in rows}
+    # beside float32 gelu, the float32-arithmetic kernel forced and the lean
+    # one under study
     assert set(by) == {("gelu", "float32"), ("gelu", "float64"), ("own_gelu", "float32"),
-                       ("own_gelu_backward", "float32"), (gpu_throughput.WIDE, "float64")}
+                       ("own_gelu_backward", "float32"), (gpu_throughput.WIDE, "float64"),
+                       (f"gelu {gpu_throughput.SLOW_FP64_TAG}", "float32"),
+                       (f"gelu {gpu_throughput.LEAN_TAG}", "float32")}
     assert by[("own_gelu_backward", "float32")]["host_timed"]
     assert not by[("own_gelu", "float32")]["host_timed"]
     assert all(r["t_median"] > 0 for r in rows)
@@ -207,7 +211,9 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     only = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu,
                                   peers=[Peer("broken", "gelu", ("float32",), broken, None)],
                                   dtypes=("float32",))
-    assert [(r["function"], r["dtype"]) for r in only] == [("gelu", "float32")]
+    assert [(r["function"], r["dtype"]) for r in only] == [
+        ("gelu", "float32"), (f"gelu {gpu_throughput.SLOW_FP64_TAG}", "float32"),
+        (f"gelu {gpu_throughput.LEAN_TAG}", "float32")]
     acc = {"gpu": "simulator", "results": [
         sweep_gpu.sweep_gpu("gelu", 2**32 // 7 + 1, progress=False)]}
     text = gpu_throughput.report({"name": "sim", "sms": 1, "cc": "9.0"}, rows, [], None, None,
