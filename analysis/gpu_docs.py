@@ -97,16 +97,18 @@ def throughput_table():
         r = swept.get(name)
         return f"{r['max_ulp']:.4g} ({r['over_1ulp']:,})" if r else "not swept"
 
-    # the lean kernels under study: ours, not launched; their accuracy is
-    # the exhaustive sweep of their CPU compilation
-    lean = tuple(sorted(name for name, _ in at if name.endswith((LEAN_TAG, SLOW_FP64_TAG))))
+    # float32 kernels timed beside the launched ones, ours: the
+    # float32-arithmetic kernel forced (its accuracy: the device function's)
+    # and the lean kernels under study (not launched; their accuracy: the
+    # exhaustive sweep of their CPU compilation)
+    studied = tuple(sorted(name for name, _ in at if name.endswith((LEAN_TAG, SLOW_FP64_TAG))))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
     peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()) - {WIDE}
-                   - set(lean), key=lambda n: (not n.startswith("torch"), n))
+                   - set(studied), key=lambda n: (not n.startswith("torch"), n))
     wide = (WIDE,) if any(name == WIDE for name, _ in at) else ()
-    for name in OURS + wide + lean + tuple(peers):
+    for name in OURS + wide + studied + tuple(peers):
         if name in OURS:
             label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
         elif name == WIDE:
@@ -114,7 +116,7 @@ def throughput_table():
         elif name.endswith(SLOW_FP64_TAG):
             r = swept.get(name.removesuffix(SLOW_FP64_TAG).strip())
             label, launched, device = f"`{name}`", ulp(r["function"]) if r else "-", "-"
-        elif name in lean:
+        elif name in studied:
             r = lean_swept.get(name.removesuffix(LEAN_TAG).strip())
             label, launched = f"`{name}`", "-"
             device = (f"{r['max_ulp']:.4g} ({r['over_1ulp']:,}), its CPU compilation" if r

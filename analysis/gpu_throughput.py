@@ -186,10 +186,9 @@ def _half_call(name, fmt, args, out, stream):
 WIDE = "gelu (x spread 8x: general kernel)"
 
 
-#: the lean float32 kernels under study (kernels.lean32), timed beside the
-#: launched ones: they read 11 float32 of a table row an element, traffic
-#: that the SASS count's issue bound leaves out
-LEAN = ("gelu", "ndtr", "gelu_grad", "gelu_backward")   # kernels.lean32.NAMES
+# the lean float32 kernels under study (kernels.lean32.NAMES), timed beside
+# the launched ones: they read 11 float32 of a table row an element, traffic
+# that the SASS count's issue bound leaves out
 LEAN_TAG = "(lean32: one table row, not launched yet)"
 
 
@@ -225,6 +224,8 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
     (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
     ``dtypes`` (those of :data:`HALF`: the 2-byte kernels of ``names`` in
     :data:`HALF_FUNCTIONS`)."""
+    from gelu_numba.kernels import lean32
+
     rows = []
     rng = np.random.default_rng(0)
     # a stream of its own: on the default stream numba's device-to-device
@@ -256,7 +257,7 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
-                if dt == "float32" and name in LEAN:
+                if dt == "float32" and name in lean32.NAMES:
                     # the float32-arithmetic kernel that GPUs with slow FP64
                     # launch, forced here, beside the lean one
                     for tag, call in ((SLOW_FP64_TAG, _float32_arith_call(f, args, out, stream)),

@@ -150,8 +150,6 @@ class _RoundedReference:
 #: compiled for the CPU (the same IEEE operations in the same order, so the
 #: same bits: see gelu_numba.kernels.normal32_gpu_f32)
 KERNELS = ("cpu", "gpu32", "lean32")
-#: the lean float32-arithmetic kernels (a design under study), by name
-LEAN32 = ("gelu", "ndtr", "gelu_grad", "gelu_backward")   # kernels.lean32.NAMES
 
 
 def gpu32_function(name: str):
@@ -181,9 +179,9 @@ def lean32_function(name: str):
     from gelu_numba.kernels import lean32
     from gelu_numba.targets import emulated
 
-    if name not in LEAN32:
+    if name not in lean32.NAMES:
         raise ValueError(f"no lean float32 kernel of {name!r}; there is one of "
-                         f"{', '.join(LEAN32)}")
+                         f"{', '.join(lean32.NAMES)}")
     return emulated.ufunc(f"lean32_{name}", getattr(lean32, name),
                           2 if name == "gelu_backward" else 1, __name__,
                           f"The lean float32 {name} kernel, on the CPU.", _by_ufunc_name,

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import gelu_numba
-from analysis.sweep_float32 import LEAN32, function_for, gpu32_function, sweep
+from analysis.sweep_float32 import function_for, gpu32_function, sweep
 from gelu_numba.kernels import lean32, normal32_gpu_f32
 from reference.mp import ulp_error
 
@@ -31,8 +31,8 @@ BOUND = normal32_gpu_f32.BOUND
 assert lean32.BOUND == BOUND
 #: (kernel set, function): the GPU's six, and the lean set's
 ONE_INPUT_KERNELS = ([("gpu32", n) for n in ONE_INPUT]
-                     + [("lean32", n) for n in LEAN32 if n != "gelu_backward"])
-ALL_KERNELS = [("gpu32", n) for n in SIX] + [("lean32", n) for n in LEAN32]
+                     + [("lean32", n) for n in lean32.NAMES if n != "gelu_backward"])
+ALL_KERNELS = [("gpu32", n) for n in SIX] + [("lean32", n) for n in lean32.NAMES]
 BACKWARD = ["gpu32", "lean32"]
 
 
