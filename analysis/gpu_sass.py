@@ -183,11 +183,7 @@ def lean_kernel(name, flat):
     dev = cuda.jit(device=True)(core.py_func)
     nin = 2 if name == "gelu_backward" else 1
     if flat:
-        fields = target._flat_fields(nin, target.UNROLL)
-        fields["args"] += ", tab"
-        fields["stores"] = "\n".join(line[:-1] + ", tab)" for line in fields["stores"].split("\n"))
-        fields["tail"] += ", tab"
-        source = target._FLAT.format(**fields)
+        source = target._FLAT.format(**target._flat_fields(nin, target.UNROLL, passed="tab"))
     else:
         args = ", ".join(f"a{k}" for k in range(nin))
         loads = ", ".join(f"a{k}[i]" for k in range(nin))

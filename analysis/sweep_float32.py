@@ -176,14 +176,15 @@ def _by_ufunc_name(ufunc_name: str):
 def lean32_function(name: str):
     """The lean float32-arithmetic kernel of ``name``
     (:mod:`gelu_numba.kernels.lean32`) as a float32-only ufunc on the CPU."""
+    from gelu_numba import catalog
     from gelu_numba.kernels import lean32
     from gelu_numba.targets import emulated
 
     if name not in lean32.NAMES:
         raise ValueError(f"no lean float32 kernel of {name!r}; there is one of "
                          f"{', '.join(lean32.NAMES)}")
-    return emulated.ufunc(f"lean32_{name}", getattr(lean32, name),
-                          2 if name == "gelu_backward" else 1, __name__,
+    return emulated.ufunc(f"lean32_{name}", getattr(lean32, name), catalog.lookup(name).nin,
+                          __name__,
                           f"The lean float32 {name} kernel, on the CPU.", _by_ufunc_name,
                           accepted="float32 (the lean float32 kernel)")
 

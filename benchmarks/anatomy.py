@@ -32,7 +32,7 @@ from numba import types
 from benchmarks import isa
 from benchmarks.targets import race
 from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, normal32_gpu_f32
-from gelu_numba.kernels.primitives import clamp_abs, fma, horner, inline, nan_to_zero, scale_shifted
+from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
 from gelu_numba.targets import cpu
@@ -82,16 +82,15 @@ def f32_gelu_one_exp(x):
 # float64: the ordinary form's method in plain float64 (E and R as one
 # Horner chain each, products unsplit, ln 2 as one double): timing only, the
 # price of the double-double steps (its rounding errors reach several ulps)
-_LN2 = normal.LN2_1 + normal.LN2_2
+# (exp_plain's tables: exp's coefficients first, (1/ln 2, ln 2) last)
+_PLAIN_EXP = (normal.EXP_PIECES[0][0], (), (), (), (),
+              (normal.INV_LN2, normal.LN2_1 + normal.LN2_2))
 
 
 def f64_gelu_plain(x):
     xd = np.float64(x)
     a = abs(xd)
-    s = -0.5 * (a * a)
-    kb = s * normal.INV_LN2 + normal.SHIFTER
-    kf = kb - normal.SHIFTER
-    e = scale_shifted(horner(fma(kf, -_LN2, s), normal.EXP_PIECES[0][0]), kb)
+    e = normal32_cpu_f64.exp_plain(-0.5 * (a * a), _PLAIN_EXP)
     v = 1.5 - 2.0 * normal.C_T / (a + normal.C_T)
     q = e * horner(v, normal.R_PIECES[0][0])
     return xd * q if xd < 0.0 else xd - xd * q

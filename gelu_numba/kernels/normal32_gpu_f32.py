@@ -307,13 +307,6 @@ def ndtr(x):
     """Standard normal CDF Phi(x), float32 in and out."""
     b, sign, a = _split_input(x)
     qh, ql, k = upper_tail(a)
-    return ndtr_from(x, b, sign, qh, ql, k)
-
-
-@inline_helper
-def ndtr_from(x, b, sign, qh, ql, k):
-    """Phi(x) from ``Phi(-a) = (qh + ql) 2**k`` (:func:`_split_input`'s
-    ``b``, ``sign``)."""
     lower = scale2(add_rn(qh, ql), k)
     uh, ul = _one_minus(qh, ql, k)
     r = lower if sign != 0 else add_rn(uh, ul)
@@ -354,12 +347,6 @@ def gelu(x):
 @inline_helper
 def _grad(b, sign, a):
     gh, gl, k = grad_tail(a)
-    return grad_from(b, sign, gh, gl, k)
-
-
-@inline_helper
-def grad_from(b, sign, gh, gl, k):
-    """GELU'(x) (``x`` not NaN) from ``GELU'(-a) = (gh + gl) 2**k``."""
     lower = scale2(add_rn(gh, gl), k)
     uh, ul = _one_minus(gh, gl, k)
     r = lower if sign != 0 else add_rn(uh, ul)

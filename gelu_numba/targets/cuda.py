@@ -253,7 +253,11 @@ def kernel({args}, out):
 """
 
 
-def _flat_fields(nin, unroll, tables=None):
+def _flat_fields(nin, unroll, tables=None, passed=None):
+    """Fields of :data:`_FLAT` for ``nin`` inputs.  ``tables``: read into
+    registers before the loop (see above); ``passed``: the name of one more
+    argument (after the inputs) handed to every call of ``dev`` as it is (a
+    table the kernel indexes per element)."""
     names = [f"a{k}" for k in range(nin)]
     pad = " " * 8
     offsets = [f"    s{u} = s{u - 1} + step" for u in range(1, unroll + 1)]
@@ -267,6 +271,8 @@ def _flat_fields(nin, unroll, tables=None):
             parts.append("(" + "".join(f"coef[{at + j}], " for j in range(len(part))) + ")")
             at += len(part)
         setup = "    t = (" + ", ".join(parts) + ",)"
+    if passed is not None:
+        extra, args = f", {passed}", args + f", {passed}"
     stores = [f"{pad}out[i + s{u}] = dev("
               + ", ".join(f"v{k}_{u}" for k in range(nin)) + extra + ")"
               for u in range(unroll)]
