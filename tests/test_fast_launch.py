@@ -130,8 +130,9 @@ out = {"fields": list(model._fields)}
 for name in sys.argv[1:]:
     f = getattr(gpu, name)
     for loop, ty in (("f", types.float32), ("d", types.float64)):
-        kernel = f.kernel(loop, target.flat_layout(f.nin))
-        ptx, _ = cuda.compile_ptx(kernel.py_func, (types.Array(ty, 1, "C"),) * (f.nin + 1),
+        # (fp64=False: the kernel without a tables argument, on any device)
+        kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False)
+        ptx, _ = cuda.compile_ptx(kernel.py_func, target.launch_signature(ty.name, f.nin),
                                   cc=(9, 0))
         out[f"{name} {loop}"] = {
             "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
@@ -415,9 +416,27 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
     assert fixed[nin].tobytes() == half.table(name, "bfloat16").tobytes()   # (NaNs in it)
 
 
-def test_half_launchers_are_not_taken_on_the_simulator():
+def test_half_launchers_exactly_where_there_is_a_driver():
+    # none on the simulator; on a device one is built, checked on every bit
+    # pattern, and kept (a launcher that cannot be built only warns)
     from gelu_numba.targets import cuda_half
-    assert not target.FAST_LAUNCH and cuda_half.fast_launcher("gelu", "float16") is None
+    assert target.FAST_LAUNCH == (not target.SIMULATOR)
+    assert (cuda_half.fast_launcher("gelu", "float16") is None) == target.SIMULATOR
+
+
+@pytest.mark.parametrize("dtype, nin, fixed", [
+    ("float32", 1, {}), ("float64", 2, {}), ("float32", 1, {1: "float64"}),
+    ("float32", 2, {2: "float64"}), ("uint16", 1, {1: "uint16"})])
+def test_launch_signature(dtype, nin, fixed):
+    # what FastLaunch compiles: the operands' arrays, the tables at their
+    # positions (on a GPU the dispatcher then checks it against the kernel)
+    from numba.core import types
+    sig = target.launch_signature(dtype, nin, fixed)
+    want = [np.dtype(dtype)] * (nin + 1)
+    for at, d in fixed.items():
+        want.insert(at, np.dtype(d))
+    assert [(a.dtype.name, a.ndim, a.layout) for a in sig] == [(d.name, 1, "C") for d in want]
+    assert all(isinstance(a, types.Array) for a in sig)
 
 
 def test_full_rate_fp64_launchers_fix_the_coefficient_tables(fake_driver, monkeypatch):

@@ -66,6 +66,7 @@ import numpy as np
 from numba import cuda
 from numba.core import config, types
 from numba.extending import overload
+from numba.np.numpy_support import from_dtype
 
 try:  # numba-cuda's own warning class (numba-cuda >= 0.2x)
     from numba.cuda.core.errors import NumbaPerformanceWarning
@@ -744,6 +745,17 @@ def _current_device_id():
     return numba_cuda.current_device_id()
 
 
+def launch_signature(dtype, nin, fixed=None):
+    """The kernel signature a :class:`FastLaunch` compiles: ``nin + 1``
+    C-contiguous 1-D arrays of ``dtype`` (the inputs, then the output), with
+    ``fixed``'s arrays (``{position: dtype}``: the tables passed in every
+    launch) inserted at their positions."""
+    argtypes = [types.Array(from_dtype(np.dtype(dtype)), 1, "C")] * (nin + 1)
+    for at, fixed_dtype in sorted((fixed or {}).items()):
+        argtypes.insert(at, types.Array(from_dtype(np.dtype(fixed_dtype)), 1, "C"))
+    return tuple(argtypes)
+
+
 class FastLaunch:
     """The flat kernel of one function, dtype and device, launched through
     ``cuda.core.launch`` with arguments packed by :func:`pack_arguments`.
@@ -770,14 +782,12 @@ class FastLaunch:
         from cuda.core import LaunchConfig, Stream, launch as core_launch
 
         dtype = np.dtype(_FLOAT[loop] if dtype is None else dtype)
-        argtypes = [types.Array(types.from_dtype(dtype), 1, "C")] * (nin + 1)
-        self._fixed = {}
-        for at, array in sorted((fixed or {}).items()):
-            # a device array passed in every launch (a table): its own type
-            argtypes.insert(at, types.Array(types.from_dtype(array.dtype), 1, "C"))
-            self._fixed[at] = pack_array(array.device_ctypes_pointer.value, array.size,
-                                         array.dtype.itemsize)
-        compiled = dispatcher.compile(tuple(argtypes))
+        fixed = fixed or {}
+        self._fixed = {at: pack_array(array.device_ctypes_pointer.value, array.size,
+                                      array.dtype.itemsize)
+                       for at, array in sorted(fixed.items(), key=lambda item: item[0])}
+        compiled = dispatcher.compile(launch_signature(
+            dtype, nin, {at: array.dtype for at, array in fixed.items()}))
         self._kernel = numba_cuda.kernel_handle(compiled)
         self._itemsize = dtype.itemsize
         self._threads = THREADS_PER_BLOCK
