@@ -6,10 +6,11 @@ Usage::
     python -m analysis.gpu32_docs [--update]
 
 Sources: ``analysis/results/sweep_float32_gpu32.json`` (``python -m
-analysis.sweep_float32 --kernels gpu32 --workers 2``: the kernels GPUs with
-slow FP64 launch, :mod:`gelu_numba.kernels.normal32_gpu_f32`) and
+analysis.sweep_float32 --kernels gpu32 --workers 2``: the device functions'
+float32 kernels, :mod:`gelu_numba.kernels.normal32_gpu_f32`) and
 ``sweep_float32_lean32.json`` (``--kernels lean32 --functions
-gelu,ndtr,gelu_grad,gelu_backward``: the lean kernels under study,
+gelu,ndtr,gelu_grad,gelu_backward``: the lean kernels, which GPUs with slow
+FP64 launch,
 :mod:`gelu_numba.kernels.lean32`), each compiled for the CPU, on all 2**32
 inputs against ``reference.f64``; rendered by
 :func:`analysis.sweep_float32.markdown_table`.  ``--update`` writes them
@@ -27,9 +28,11 @@ from analysis.sweep_float32 import markdown_table
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "guide" / "gpu.md"
 RESULTS = ROOT / "analysis" / "results"
-SWEEPS = (("The launched float32-arithmetic kernels (`kernels.normal32_gpu_f32`)",
+SWEEPS = (("The device functions' float32-arithmetic kernels (`kernels.normal32_gpu_f32`; "
+           "launched for `gelu_grad2` and `norm_pdf` on GPUs with slow FP64)",
            "sweep_float32_gpu32.json"),
-          ("The lean kernels under study (`kernels.lean32`)", "sweep_float32_lean32.json"))
+          ("The lean kernels, which GPUs with slow FP64 launch (`kernels.lean32`)",
+           "sweep_float32_lean32.json"))
 MARKERS = ("<!-- gpu32:start -->", "<!-- gpu32:end -->")
 
 

@@ -30,7 +30,8 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import LEAN_TAG, SLOW_FP64_TAG, WIDE
+from analysis.gpu_throughput import (F32_TAG, LEAN_TAG, LEAN_WIDE, OLD_F32_TAG, OLD_LEAN_TAG,
+                                      WIDE)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -40,6 +41,9 @@ RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
        "tune": "benchmarks/results/gpu_tune_h200.md",
        "torch": "benchmarks/results/torch_cuda_h200.md",
        "sweep": "analysis/results/sweep_float32_gpu.json"}
+#: the sweep's and throughput's name of a lean kernel, forced
+#: (analysis.gpu_peers), before the function's name
+LEAN_PEER = "gelu_numba_lean32_"
 OURS = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
 #: the launched float32 kernels as the sweep names them: on a device with
 #: full-rate FP64 (this one) gelu_numba.gpu's float32 loops run the
@@ -97,30 +101,46 @@ def throughput_table():
         r = swept.get(name)
         return f"{r['max_ulp']:.4g} ({r['over_1ulp']:,})" if r else "not swept"
 
-    # float32 kernels timed beside the launched ones, ours: the
-    # float32-arithmetic kernel forced (its accuracy: the device function's)
-    # and the lean kernels under study (not launched; their accuracy: the
-    # exhaustive sweep of their CPU compilation)
-    studied = tuple(sorted(name for name, _ in at if name.endswith((LEAN_TAG, SLOW_FP64_TAG))))
+    # float32 kernels timed beside the launched ones, ours, forced whatever
+    # the device: the device functions' float32-arithmetic kernel (its
+    # accuracy: the device function's, from the sweep) and the lean kernel
+    # that GPUs with slow FP64 launch (its accuracy: the exhaustive sweep of
+    # its CPU compilation); the tags of older runs too
+    lean_tags, f32_tags = (LEAN_TAG, OLD_LEAN_TAG), (F32_TAG, OLD_F32_TAG)
+    studied = tuple(sorted(name for name, _ in at if name.endswith(lean_tags + f32_tags)
+                           or name == LEAN_WIDE))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
-    peers = sorted({name for name, _ in at} - set(OURS) - set(SWEPT_AS.values()) - {WIDE}
-                   - set(studied), key=lambda n: (not n.startswith("torch"), n))
+    # (the lean peers are the lean rows again, timed as peers: not shown)
+    peers = sorted({name for name, _ in at if not name.startswith(LEAN_PEER)}
+                   - set(OURS) - set(SWEPT_AS.values()) - {WIDE} - set(studied),
+                   key=lambda n: (not n.startswith("torch"), n))
     wide = (WIDE,) if any(name == WIDE for name, _ in at) else ()
     for name in OURS + wide + studied + tuple(peers):
         if name in OURS:
             label, launched, device = f"`{name}`", ulp(SWEPT_AS.get(name, "")), ulp(name)
         elif name == WIDE:
             label, launched, device = f"`{name}`", "-", "-"
-        elif name.endswith(SLOW_FP64_TAG):
-            label, launched, device = (f"`{name}`", ulp(name.removesuffix(SLOW_FP64_TAG).strip()),
-                                       "-")
-        elif name in studied:
-            r = lean_swept.get(name.removesuffix(LEAN_TAG).strip())
-            label, launched = f"`{name}`", "-"
-            device = (f"{r['max_ulp']:.4g} ({r['over_1ulp']:,}), its CPU compilation" if r
-                      else "not swept")
+        elif name.endswith(f32_tags):
+            # (launched on GPUs with slow FP64 until the lean kernels were:
+            # older runs' rows)
+            label, launched, device = f"`{name}`", "-", ulp(name.split(" (")[0])
+            if name.endswith(OLD_F32_TAG):
+                launched, device = device, launched
+        elif name.endswith(lean_tags):
+            # on the device where the sweep had the lean peer, else the
+            # exhaustive sweep of its CPU compilation
+            base = name.split(" (")[0]
+            r = lean_swept.get(base)
+            label, device = f"`{name}`", "-"
+            launched = (ulp(LEAN_PEER + base) if LEAN_PEER + base in swept else
+                        f"{r['max_ulp']:.4g} ({r['over_1ulp']:,}), its CPU compilation" if r
+                        else "not swept")
+            if name.endswith(OLD_LEAN_TAG):
+                launched, device = device, launched
+        elif name == LEAN_WIDE:
+            label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"
         lines.append(f"| {label} | " + " | ".join(cells(name, d) for d in dtypes)

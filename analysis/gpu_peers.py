@@ -46,6 +46,11 @@ instructions per element of the launched loop (``gelu`` 147.5 against 144,
 ``gelu_backward`` 163 against 213: ``analysis/gpu_sass.py``) and it is more
 accurate; where it is as fast, such devices could be given it.
 
+``gelu_numba_lean32_<name>`` (``gelu``, ``ndtr``, ``gelu_grad``,
+``gelu_backward``: :data:`gelu_numba.kernels.lean32.NAMES`) is the float32
+kernel devices without full-rate FP64 launch (the lean kernel, its table an
+argument), forced whatever the device: the sweep on any GPU covers it.
+
 Written and tested without a GPU (the factories' ``Unavailable`` paths and
 the adapters' wiring through the simulator's arrays are all that could
 run): the first run on a GPU is its real test.
@@ -55,6 +60,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+
+from gelu_numba.kernels import lean32
 
 
 class Unavailable(RuntimeError):
@@ -155,20 +162,27 @@ def _cupy_peer(name):
     return factory
 
 
-def _f64_arith_peer(function):
+def _f64_arith_peer(function, lean=False):
+    """gelu_numba.gpu's ``function`` as it runs float32 on another device:
+    in float64 arithmetic (devices with full-rate FP64), or (``lean``) the
+    lean kernel (devices without), whatever this device's FP64 rate."""
     def factory():
         import dataclasses
 
         from numba import cuda
 
         from gelu_numba import catalog
-        from gelu_numba.targets.cuda import GpuFunction, device_function
+        from gelu_numba.targets.cuda import GpuFunction, device_function, gpu_function
 
-        # the record without its GPU kernel: device_function then compiles
-        # the CPU's float32 kernel (float64 arithmetic) for float32 inputs
-        fn = dataclasses.replace(catalog.lookup(function), k32_gpu=None)
-        gf = GpuFunction(f"{function}_f64_arith", device_function(fn), fn.nin,
-                         f"{function}, float32 in float64 arithmetic")
+        if lean:
+            gf = gpu_function.__wrapped__(function)    # (a fresh one)
+            gf.forced = "lean"
+        else:
+            # the record without its GPU kernel: device_function then compiles
+            # the CPU's float32 kernel (float64 arithmetic) for float32 inputs
+            fn = dataclasses.replace(catalog.lookup(function), k32_gpu=None)
+            gf = GpuFunction(f"{function}_f64_arith", device_function(fn), fn.nin,
+                             f"{function}, float32 in float64 arithmetic")
         current = [0]
         outs = {}
 
@@ -213,6 +227,8 @@ PEERS = {
     "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _f64_arith_peer("gelu_backward")),
     **{f"gelu_numba_f64_arith_{f}": (f, _F32, _f64_arith_peer(f))
        for f in ("gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")},
+    **{f"gelu_numba_lean32_{f}": (f, _F32, _f64_arith_peer(f, lean=True))
+       for f in lean32.NAMES},
 }
 
 

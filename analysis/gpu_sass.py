@@ -32,11 +32,12 @@ kernel in float64 arithmetic (the CPU's,
 :mod:`gelu_numba.kernels.normal32_cpu_f64`, which devices with full-rate FP64
 run, its coefficient tables an argument of the launched kernel), and the
 float64 kernel; for gelu, ndtr, gelu_grad and gelu_backward also the lean
-float32-arithmetic kernel under study (:mod:`gelu_numba.kernels.lean32`, in
-the same grid-stride loop with its table an argument: not launched by
-``gelu_numba.gpu`` yet).  Its table reads (11 float32 an element, from
-device memory through the L1 cache) count as instructions here, not as
-traffic: the bound does not see them.
+float32-arithmetic kernel (:mod:`gelu_numba.kernels.lean32`, its table an
+argument of the grid-stride loop), which ``gelu_numba.gpu`` launches on
+devices without full-rate FP64 (the GPU's float32 kernel then remains the
+device functions').  Its table reads (11 float32 an element, from device
+memory through the L1 cache) count as instructions here, not as traffic:
+the bound does not see them.
 
 The 2-byte kernels of ``gelu`` and ``gelu_backward``
 (:mod:`gelu_numba.targets.cuda_half`, bfloat16 and float16 bit patterns)
@@ -60,7 +61,10 @@ three arrays where the copy moves two): a kernel whose bound is below the
 copy cannot run at copy speed. These are estimates from static code, not
 measurements; the float32 kernels timed on an H100 on 2026-11-22 ran at
 84-90 % of their bound (``python -m analysis.gpu_sass_calibration``, which
-counts that commit's kernels).
+counts that commit's kernels).  ``--measured`` sets each kernel's speed in
+the last GPU run's throughput report beside its bound and the copy's rate
+(:func:`calibration`): how far the bound is from what runs, per kind of
+kernel.
 """
 
 from __future__ import annotations
@@ -171,25 +175,22 @@ def lean_kernel(name, flat):
     float32 kernel of ``name`` (:mod:`gelu_numba.kernels.lean32`), its
     table an argument after the inputs (``kernel(a0[, a1], table, out)``),
     for ``cuda.jit`` or ``cuda.compile_ptx``: one element per thread, or
-    (``flat``) the launched kernel's grid-stride loop, the table passed to
-    every call."""
-    import numpy as np
+    (``flat``) the kernel ``gelu_numba.gpu`` launches on contiguous arrays
+    on a device without full-rate FP64."""
     from numba import cuda
 
     from gelu_numba.kernels import lean32
     from gelu_numba.targets import cuda as target
 
-    core, table = lean32.WITH_TABLE[getattr(lean32, name)]
-    dev = cuda.jit(device=True)(core.py_func)
-    nin = 2 if name == "gelu_backward" else 1
+    table = lean32.WITH_TABLE[getattr(lean32, name)][1]
+    gf = target.gpu_function(name)
     if flat:
-        source = target._FLAT.format(**target._flat_fields(nin, target.UNROLL, passed="tab"))
-    else:
-        args = ", ".join(f"a{k}" for k in range(nin))
-        loads = ", ".join(f"a{k}[i]" for k in range(nin))
-        source = (f"def kernel({args}, tab, out):\n    i = cuda.grid(1)\n"
-                  f"    if i < out.size:\n        out[i] = dev({loads}, tab)\n")
-    scope = {"dev": dev, "cast": target.CAST["f"], "cuda": cuda, "np": np}
+        return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean=True).py_func, table
+    args = ", ".join(f"a{k}" for k in range(gf.nin))
+    loads = ", ".join(f"a{k}[i]" for k in range(gf.nin))
+    source = (f"def kernel({args}, tab, out):\n    i = cuda.grid(1)\n"
+              f"    if i < out.size:\n        out[i] = dev({loads}, tab)\n")
+    scope = {"dev": gf.lean(), "cuda": cuda}
     exec(compile(source, "<lean kernel>", "exec"), scope)  # noqa: S102
     return scope["kernel"], table
 
@@ -421,18 +422,19 @@ def frontier(sweep_path) -> str:
 
     swept = {r["function"]: r for r in json.loads(Path(sweep_path).read_text())["results"]}
     record = catalog.lookup("gelu")
-    rows = [("gelu_numba, float32 arithmetic (GPUs with slow FP64)",
+    rows = [("gelu_numba, float32 arithmetic (the device functions)",
              count(record, "gpu32")["loop"], "gelu"),
             ("gelu_numba, float64 arithmetic, tables in registers (GPUs with full-rate FP64)",
              count(record, "k32")["loop"], "gelu_numba_f64_arith")]
     rows += [(label, _naive_loop(source), row) for label, row, source in _NAIVE]
     if LEAN_SWEEP.exists():
-        # not launched yet: its accuracy from the exhaustive sweep of its CPU
-        # compilation (the same operations; on a GPU, analysis.sweep_gpu)
+        # its accuracy from the exhaustive sweep of its CPU compilation (the
+        # same operations; on a GPU, the sweep's gelu_numba_lean32 peers)
         lean = {r["function"]: r for r in json.loads(LEAN_SWEEP.read_text())["results"]}
         swept["lean32 gelu"] = lean["gelu"]
-        rows.append(("gelu_numba, float32 arithmetic, one table row (kernels.lean32, under "
-                     "study; max ulp from its CPU compilation)", count(record, "lean32")["loop"],
+        rows.append(("gelu_numba, float32 arithmetic, one table row (kernels.lean32: GPUs "
+                     "with slow FP64; max ulp from its CPU compilation)",
+                     count(record, "lean32")["loop"],
                      "lean32 gelu"))
     lines = ["| float32 `gelu` design | launched loop, SASS per element | max ulp, all 2^32 "
              "inputs | inputs above 1 ulp |", "|---|---:|---:|---:|"]
@@ -447,8 +449,9 @@ LEAN_SWEEP = Path(__file__).resolve().parent / "results" / "sweep_float32_lean32
 
 
 _LABELS = {"lean32": "float32, float32 arithmetic, one table row, no division "
-                     "(kernels.lean32: under study, not launched yet)",
-           "gpu32": "float32, float32 arithmetic (GPUs with slow FP64)",
+                     "(kernels.lean32: GPUs with slow FP64)",
+           "gpu32": "float32, float32 arithmetic (the device functions; GPUs with slow FP64 "
+                    "where there is no lean kernel)",
            "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
            "k64": "float64 (a warp with an element out of range)",
            "k64o": "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)"}
@@ -466,7 +469,11 @@ def versions(name: str):
                 + (("k64o",) if fn.ordinary is not None else ()))
 
 
-def table(names) -> str:
+def table(names, counts=None) -> str:
+    """The markdown table of the kernels of ``names``; ``counts``, a dict,
+    receives each row's counts by ``(name, variant)`` (``(name, fmt)`` for
+    the 2-byte kernels)."""
+    counts = {} if counts is None else counts
     lines = ["| function | kernel | one-element hot path | FP32 arith. | FP64 | MUFU "
              "| launched loop, per element | its common path | its FP64 | its constant moves "
              "| registers | H100 issue bound, G elem/s | of copy "
@@ -475,7 +482,7 @@ def table(names) -> str:
     for name in names:
         record, variants = versions(name)
         for v in variants:
-            c = count(record, v)
+            c = counts[(name, v)] = count(record, v)
             label = (_LABELS[v] if record.k32_gpu is not None or v.startswith("k64")
                      else "float32")
             lines.append(f"| `{name}` | {label} | {c['hot']} | {c['fp32']} | {c['fp64']} | "
@@ -485,12 +492,80 @@ def table(names) -> str:
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
         for fmt in HALF_FORMATS if name in ("gelu", "gelu_backward") else ():
-            c = count_half(name, fmt)
+            c = counts[(name, fmt)] = count_half(name, fmt)
             lines.append(f"| `{name}` | {fmt} bits (2-byte kernel) | - | - | - | - | "
                          f"{c['loop']:g} | {c['loop_common']:g} | {c['loop_fp64']:g} | "
                          f"{c['loop_const_moves']:g} | "
                          f"{c['loop_regs']} | {c['h100_bound_gelems']:.0f} | "
                          f"{c['of_copy']:.0%} | {c['fp64_1_64_cycles']:g} |")
+    return "\n".join(lines)
+
+
+#: the last GPU run's throughput report, which :func:`calibration` reads
+MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / \
+    "gpu_throughput_h200.md"
+
+
+def _measured_kernel(name, dtype, full_fp64):
+    """``(function, variant or 2-byte format)`` that the throughput
+    report's row ``name``/``dtype`` timed (the row names of
+    :mod:`analysis.gpu_throughput`), or None (a peer's row)."""
+    from analysis import gpu_throughput as gt
+
+    base = name.split(" (")[0]
+    if base not in CORE:
+        return None
+    if dtype in HALF_FORMATS:
+        return base, dtype
+    if dtype == "float64":            # (standard-normal data: ordinary warps)
+        return base, "k64" if name == gt.WIDE else "k64o" if name == base else None
+    if name.endswith((gt.LEAN_TAG, gt.OLD_LEAN_TAG)) or name == gt.LEAN_WIDE:
+        return base, "lean32"
+    if name.endswith((gt.F32_TAG, gt.OLD_F32_TAG)):
+        return base, "gpu32"
+    return (base, "k32" if full_fp64 else "gpu32") if name == base else None
+
+
+def calibration(counts, path=MEASURED, size="2^28") -> str:
+    """Each kernel's measured speed at ``size`` in the throughput report at
+    ``path`` beside its issue bound as :func:`count` counts it now (the
+    report's device: 132 SMs at 1.98 GHz, as the bound assumes, for an
+    H100 SXM or an H200), and beside the copy's rate of the same bytes
+    from the same report: which of the two limits each kernel, and how
+    close it comes."""
+    from gelu_numba.targets.cuda import FULL_RATE_FP64
+
+    text = Path(path).read_text()
+    cc = re.search(r"compute capability (\d+)\.(\d+)", text)
+    full_fp64 = bool(cc) and (int(cc.group(1)), int(cc.group(2))) in FULL_RATE_FP64
+    stamp = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d) UTC", text)
+    lines = [f"Against the measurement of {text.splitlines()[0].lstrip('# ')} "
+             f"({Path(path).name}, {stamp.group(1) if stamp else 'undated'}, {size} elements, "
+             "standard-normal data unless the row says otherwise): each kernel as counted "
+             "above (what the run timed, if the kernels have not changed since), its issue "
+             "bound, and a copy of the same bytes on the same device"
+             + ("; the launched float32 kernel is the float64-arithmetic one (full-rate FP64)"
+                if full_fp64 else ""), "",
+             "| row | dtype | kernel | loop per element | its FP64 | issue bound, G elem/s "
+             "| copy, G elem/s | measured, G elem/s | measured / bound "
+             "| measured / min(bound, copy) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 8 or cells[2] != size or not cells[0].startswith("`"):
+            continue
+        name, dtype = cells[0].strip("`"), cells[1]
+        key = _measured_kernel(name, dtype, full_fp64)
+        if key is None or key not in counts:
+            continue
+        c = counts[key]
+        nin = 2 if key[0] == "gelu_backward" else 1
+        item = {"float32": 4, "float64": 8}.get(dtype, 2)
+        copy = float(cells[6]) / ((nin + 1) * item)
+        got, bound = float(cells[4]), c["h100_bound_gelems"]
+        kernel = _LABELS.get(key[1], f"{key[1]} bits (2-byte kernel)")
+        lines.append(f"| `{name}` | {dtype} | {kernel} | {c['loop']:g} | {c['loop_fp64']:g} | "
+                     f"{bound:.0f} | {copy:.0f} | {got:g} | {got / bound:.0%} | "
+                     f"{got / min(bound, copy):.0%} |")
     return "\n".join(lines)
 
 
@@ -503,20 +578,32 @@ def main(argv=None) -> int:
                    help="also the frontier of float32 gelu designs: SASS per element against "
                         "the exhaustive max ulp of a GPU sweep (analysis/results/"
                         "sweep_float32_gpu.json)")
+    p.add_argument("--measured", metavar="THROUGHPUT_MD",
+                   help="also each kernel's speed in a GPU run's throughput report "
+                        f"(benchmarks/results/{MEASURED.name}) beside its bound")
     args = p.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)   # (read when numba is imported)
     without_a_driver()
+    counts = {}
     text = ("SASS per element for sm_90 (ptxas -O3): the hot path of a one-element "
             "kernel, and the launched kernel's unrolled loop per element, which gives "
             "the issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"
-            + table([s for s in args.functions.split(",") if s]) + "\n")
+            + table([s for s in args.functions.split(",") if s], counts) + "\n")
     if args.frontier:
         text += ("\nThe frontier of float32 gelu (python -m analysis.gpu_sass --frontier "
                  f"{args.frontier}): SASS per element of the launched loop on sm_90, "
                  "max ulp from that GPU sweep\n\n" + frontier(args.frontier) + "\n")
+    if args.measured:
+        text += "\n" + calibration(counts, args.measured) + "\n"
     print(text)
     if args.out:
-        Path(args.out).write_text(text)
+        import numba_cuda
+
+        given = " ".join(sys.argv[1:] if argv is None else argv)
+        Path(args.out).write_text(
+            "# SASS per element for an H100 or H200 (sm_90), counted without a GPU\n\n"
+            f"`python -m analysis.gpu_sass {given}` (numba-cuda {numba_cuda.__version__}; "
+            "generated: do not edit)\n\n" + text)
     return 0
 
 

@@ -186,37 +186,37 @@ def _half_call(name, fmt, args, out, stream):
 WIDE = "gelu (x spread 8x: general kernel)"
 
 
-# the lean float32 kernels under study (kernels.lean32.NAMES), timed beside
-# the launched ones: they read 11 float32 of a table row an element, traffic
-# that the SASS count's issue bound leaves out
-LEAN_TAG = "(lean32: one table row, not launched yet)"
+# The float32 kernels of kernels.lean32.NAMES besides the one this device
+# launches, each forced through gelu_numba.gpu's own flat kernel (its
+# configuration and fixed arguments): the lean kernel, which GPUs without
+# full-rate FP64 launch (it reads 11 float32 of a table row an element,
+# traffic that the SASS count's issue bound leaves out), and the
+# float32-arithmetic kernel of the device functions, which they launched
+# before 2026-11-26
+LEAN_TAG = "(lean32: what GPUs with slow FP64 launch)"
+F32_TAG = "(float32 arithmetic: the device functions' kernel)"
+#: lean gelu on standard-normal data spread 8 times wider: a warp's lanes
+#: read rows far apart (more L1 sectors per table read)
+LEAN_WIDE = "gelu (lean32, x spread 8x)"
+#: the tags of these rows in reports of runs before the lean kernels were
+#: launched (2026-11-26 08:31 and earlier), which analysis.gpu_docs reads
+OLD_LEAN_TAG = "(lean32: one table row, not launched yet)"
+OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
+#: the forced choices of each tag (GpuFunction.variant's arguments)
+FORCED = {LEAN_TAG: {"fp64": False, "lean": True}, F32_TAG: {"fp64": False, "lean": False}}
 
 
-SLOW_FP64_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
-
-
-def _float32_arith_call(f, args, out, stream):
-    """A launch of ``f``'s float32-arithmetic float32 kernel (the one GPUs
-    with slow FP64 run) on contiguous operands, whatever this device's FP64
-    rate."""
+def _forced_call(f, args, out, stream, **choice):
+    """A launch of ``f``'s float32 flat kernel of the forced ``choice``
+    (:meth:`GpuFunction.variant`'s arguments) on contiguous operands,
+    whatever this device's FP64 rate, with its fixed arguments."""
     from gelu_numba.targets import cuda as target
 
-    kernel = f.kernel("f", target.flat_layout(f.nin), fp64=False)
+    layout = target.flat_layout(f.nin)
+    kernel = f.kernel("f", layout, **choice)
+    fixed = tuple(f.fixed_arguments("f", layout, **choice).values())
     blocks, threads = target.launch_config(out.size)
-    return lambda: kernel[blocks, threads, stream](*args, out)
-
-
-def _lean_call(name, args, out, stream, cuda):
-    """A launch of the lean kernel of ``name`` (its grid-stride loop, the
-    launched kernels' configuration) with its table on the device."""
-    from analysis.gpu_sass import lean_kernel
-    from gelu_numba.targets import cuda as target
-
-    kernel, table = lean_kernel(name, True)
-    kernel = cuda.jit(kernel)
-    table = cuda.to_device(table)
-    blocks, threads = target.launch_config(out.size)
-    return lambda: kernel[blocks, threads, stream](*args, table, out)
+    return lambda: kernel[blocks, threads, stream](*args, *fixed, out)
 
 
 def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes=DTYPES):
@@ -258,12 +258,17 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
                 if dt == "float32" and name in lean32.NAMES:
-                    # the float32-arithmetic kernel that GPUs with slow FP64
-                    # launch, forced here, beside the lean one
-                    for tag, call in ((SLOW_FP64_TAG, _float32_arith_call(f, args, out, stream)),
-                                      (LEAN_TAG, _lean_call(name, args, out, stream, cuda))):
-                        t = _event_time(call, rounds, batch, cuda, stream)
+                    for tag, choice in FORCED.items():
+                        t = _event_time(_forced_call(f, args, out, stream, **choice),
+                                        rounds, batch, cuda, stream)
                         rows.append(_row(f"{name} {tag}", dt, n, t, nbytes, copy_bw))
+                    if name == "gelu":
+                        wide = cuda.to_device(host * np.float32(8.0))
+                        t = _event_time(_forced_call(f, (wide,), out, stream,
+                                                     **FORCED[LEAN_TAG]),
+                                        rounds, batch, cuda, stream)
+                        rows.append(_row(LEAN_WIDE, dt, n, t, nbytes, copy_bw))
+                        del wide
                 if name == "gelu" and dt == "float64":
                     # standard-normal data runs the ordinary form (a warp
                     # with |x| >= 4 is rare); spread 8 times wider, nearly

@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", choices=KERNELS, default="cpu",
                    help="cpu: the ufuncs (default); gpu32: the GPU's float32 kernels "
                         "(float32 arithmetic) compiled for the CPU, same bits as on the GPU; "
-                        "lean32: the lean float32 kernels under study (kernels.lean32: gelu, "
+                        "lean32: the lean float32 kernels (kernels.lean32: gelu, "
                         "ndtr, gelu_grad, gelu_backward)")
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                    help="gpu: run the sweep on the GPU (analysis.sweep_gpu): the GPU's float32 "

@@ -157,7 +157,7 @@ VARIANTS = {
         "gelu in float32 arithmetic (kernels.normal32_gpu_f32, the GPU's)": normal32_gpu_f32.gelu,
         ONE_EXP: f32_gelu_one_exp,
         # the GPU issue's lean design (11 table reads an element: gathers)
-        "gelu in float32 arithmetic, one table row (kernels.lean32, the GPU's under study)":
+        "gelu in float32 arithmetic, one table row (kernels.lean32, what GPUs with slow FP64 launch)":
             lean32.gelu,
         TORCH: None,
     },

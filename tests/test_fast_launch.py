@@ -130,8 +130,8 @@ out = {"fields": list(model._fields)}
 for name in sys.argv[1:]:
     f = getattr(gpu, name)
     for loop, ty in (("f", types.float32), ("d", types.float64)):
-        # (fp64=False: the kernel without a tables argument, on any device)
-        kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False)
+        # (fp64=False, lean=False: the kernel without a table, on any device)
+        kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False, lean=False)
         ptx, _ = cuda.compile_ptx(kernel.py_func, target.launch_signature(ty.name, f.nin),
                                   cc=(9, 0))
         out[f"{name} {loop}"] = {
@@ -147,6 +147,17 @@ for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables
     sig.insert(f.nin, types.Array(types.float64, 1, "C"))
     ptx, _ = cuda.compile_ptx(f.kernel("f", layout, fp64=True).py_func, tuple(sig), cc=(9, 0))
     out[f"{name} tables"] = {
+        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
+        "read": sorted({int(m) for m in re.findall(
+            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
+    }
+    # the lean kernel (devices without full-rate FP64), its table float32
+    # (fixed_arguments' dtype: tests/test_gpu.py, where there is a device)
+    assert f.variant("f", fp64=False) == "lean"
+    ptx, _ = cuda.compile_ptx(f.kernel("f", layout, fp64=False).py_func,
+                              target.launch_signature("float32", f.nin, {f.nin: "float32"}),
+                              cc=(9, 0))
+    out[f"{name} lean"] = {
         "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
         "read": sorted({int(m) for m in re.findall(
             r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
@@ -195,14 +206,15 @@ def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
     assert "nitems" in used or "shape" in used  # the loop's length
 
 
-@pytest.mark.parametrize("kind", ["tables", "half"])
+@pytest.mark.parametrize("kind", ["tables", "lean", "half"])
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
 def test_kernels_with_a_table_take_it_after_the_inputs(abi, kind, name, nin):
     # a table beside the operands: the float64-arithmetic float32 kernel's
-    # coefficients (devices with full-rate FP64), the 2-byte kernels' values;
-    # the inputs, the table, out, seven words each; each array's data read,
-    # and of the rest only what the packing fills with the array's own values
-    entry = abi[f"{name} tables" if kind == "tables" else f"half {name}"]
+    # coefficients (devices with full-rate FP64), the lean kernel's rows
+    # (the others), the 2-byte kernels' values; the inputs, the table, out,
+    # seven words each; each array's data read, and of the rest only what
+    # the packing fills with the array's own values
+    entry = abi[f"half {name}" if kind == "half" else f"{name} {kind}"]
     arrays = nin + 2
     assert entry["params"] == ["u64"] * (7 * arrays)
     read = entry["read"]

@@ -24,6 +24,7 @@ def test_docstrings_quote_the_figures():
     assert not re.search(r"<<\w+>>", half.__doc__)
     pytest.importorskip("numba_cuda")
     import gelu_numba.gpu as gpu
-    for name in ("gpu32_max_ulp", "gpu32_correctly_rounded"):
+    for name in ("gpu32_max_ulp", "gpu32_correctly_rounded", "lean32_max_ulp",
+                 "lean32_correctly_rounded"):
         assert FIGURES[name] in gpu.__doc__, name
     assert not re.search(r"<<\w+>>", gpu.__doc__)

@@ -149,18 +149,24 @@ def test_float64_exact_functions_are_the_cpus_bits(name):
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
                                   "norm_pdf"])
-def test_float32_is_the_float32_arithmetic_kernel(name):
-    # float32 on the GPU runs gelu_numba.kernels.normal32_gpu_f32 (float32
-    # arithmetic): the same bits as that kernel compiled for the CPU, which
-    # the exhaustive sweep (analysis.sweep_float32 --kernels gpu32) judged
-    # (on a device with half-rate FP64 the CPU's float32 kernel instead,
-    # within an ulp of the CPU ufunc: NVVM may contract its plain products
-    # and sums; test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel)
-    from analysis.sweep_float32 import gpu32_function
+def test_float32_is_the_kernel_the_device_runs(name):
+    # float32 on a GPU without full-rate FP64 runs the lean kernel
+    # (gelu_numba.kernels.lean32) where there is one, else
+    # normal32_gpu_f32 (float32 arithmetic): the same bits as that kernel
+    # compiled for the CPU, which the exhaustive sweeps judged
+    # (analysis.sweep_float32 --kernels lean32 / gpu32); on a device with
+    # half-rate FP64 the CPU's float32 kernel instead, within an ulp of the
+    # CPU ufunc (NVVM may contract its plain products and sums;
+    # test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel)
+    from analysis.sweep_float32 import gpu32_function, lean32_function
+    from gelu_numba.kernels import lean32
     args = inputs(name, np.float32)
     full_fp64 = target.full_rate_fp64()
+    assert getattr(gpu, name).variant("f") == (
+        "fp64" if full_fp64 else "lean" if name in lean32.NAMES else "f32")
     with np.errstate(all="ignore"):
-        want = (getattr(gelu_numba, name) if full_fp64 else gpu32_function(name))(*args)
+        want = (getattr(gelu_numba, name) if full_fp64 else lean32_function(name)
+                if name in lean32.NAMES else gpu32_function(name))(*args)
     got = getattr(gpu, name)(*args).copy_to_host()
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
@@ -510,18 +516,22 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
 def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkeypatch):
     # the per-device choice: on GPUs with half-rate FP64 (cc 6.0, 7.0, 8.0,
     # 9.0, 10.0) the float32 loop of the normal family runs the CPU's
-    # float32 kernel (float64 arithmetic, 0.5 + 2**-7 ulp); elsewhere the
-    # float32-arithmetic one (0.875 ulp).  The simulator has no compute
-    # capability: the choice is forced here both ways
-    x = np.linspace(-9, 5, 257).astype(np.float32)
+    # float32 kernel (float64 arithmetic, 0.5 + 2**-7 ulp); elsewhere a
+    # float32-arithmetic one (the lean kernel, 0.875 ulp;
+    # test_slow_fp64_devices_run_the_lean_kernel).  The simulator has no
+    # compute capability: the choice is forced here both ways
+    from analysis.sweep_float32 import lean32_function
+    dense = np.linspace(-9, 5, 1 << 16).astype(np.float32)
+    differ = dense[~same_bits_each(lean32_function("gelu")(dense), gelu_numba.gelu(dense))]
+    assert differ.size > 0                             # (the kernels can be told apart)
+    x = np.concatenate([np.linspace(-9, 5, 257).astype(np.float32), differ[:16]])
     assert target.FULL_RATE_FP64 >= {(8, 0), (9, 0)} and (8, 6) not in target.FULL_RATE_FP64
     monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
     fp64 = gpu.gelu(x).copy_to_host()
     monkeypatch.setattr(target, "full_rate_fp64", lambda: False)
     fp32 = gpu.gelu(x).copy_to_host()
-    cpu = gelu_numba.gelu(x)
-    assert same_bits(fp64, cpu)                        # the CPU's kernel, bit for bit
-    assert not same_bits(fp32, cpu)                    # the other algorithm
+    assert same_bits(fp64, gelu_numba.gelu(x))        # the CPU's kernel, bit for bit
+    assert same_bits(fp32, lean32_function("gelu")(x))  # the other algorithm
     # every function of the family, contiguous (the flat kernel, its tables
     # an argument) and strided (the N-D kernel, its tables in the code)
     monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
@@ -529,8 +539,10 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40], np.float32)
     for name in ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf"):
         f = getattr(gpu, name)
-        assert list(f.fixed_arguments("f", target.flat_layout(f.nin))) == [f.nin]
-        assert f.fixed_arguments("f", target.flat_layout(f.nin), fp64=False) == {}
+        flat = target.flat_layout(f.nin)
+        assert list(f.fixed_arguments("f", flat)) == [f.nin]
+        assert f.fixed_arguments("f", flat)[f.nin].dtype == np.float64
+        assert f.fixed_arguments("f", flat, fp64=False, lean=False) == {}
         for xs, step in ((grid, 1), (grid, 2), (specials, 1)):
             args = (xs[::-1].copy() if f.nin == 2 else None, xs)[-f.nin:]
             with np.errstate(all="ignore"):
@@ -539,3 +551,57 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
             assert same_bits(got, want), (name, xs.size, step)
     # functions without a float32-arithmetic kernel have one variant
     assert target.gpu_function("gelu_tanh").fp64_device is None
+
+
+def same_bits_each(a, b):
+    """Elementwise: the same float32 bits."""
+    return np.asarray(a, np.float32).view(np.uint32) == np.asarray(b, np.float32).view(np.uint32)
+
+
+def test_slow_fp64_devices_run_the_lean_kernel(monkeypatch):
+    # elsewhere gelu, ndtr, gelu_grad and gelu_backward run the lean kernel,
+    # its table a float32 device array after the inputs, on every layout
+    # (contiguous: the flat loop; strided and broadcast: the N-D loop):
+    # the bits of its CPU compilation, which the exhaustive sweep judged
+    # (analysis/results/sweep_float32_lean32.json); the device functions
+    # keep normal32_gpu_f32 (a user's kernel has no table to pass)
+    from analysis.sweep_float32 import gpu32_function, lean32_function
+    from gelu_numba.kernels import lean32
+    monkeypatch.setattr(target, "full_rate_fp64", lambda: False)
+    rng = np.random.default_rng(7)
+    base = np.concatenate([rng.standard_normal(300) * 3, np.linspace(-20, 20, 97),
+                           [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38]])
+    dense = np.linspace(-14, 6, 1 << 16).astype(np.float32)
+    assert set(lean32.NAMES) < set(NIN)
+    for name in lean32.NAMES:
+        f = getattr(gpu, name)
+        flat = target.flat_layout(f.nin)
+        assert f.variant("f") == "lean" and f.variant("d") is None
+        table = f.fixed_arguments("f", flat)[f.nin]
+        assert table.dtype == np.float32 and np.array_equal(
+            table.copy_to_host(), lean32.WITH_TABLE[getattr(lean32, name)][1])
+        # with inputs where the lean kernel and normal32_gpu_f32 differ (the
+        # kernels can be told apart)
+        dense_args = (np.float32(1.75) * np.cos(dense), dense)[-f.nin:]
+        with np.errstate(all="ignore"):
+            differ = dense[~same_bits_each(lean32_function(name)(*dense_args),
+                                           gpu32_function(name)(*dense_args))]
+        assert differ.size > 0
+        x = np.concatenate([base, differ[:16]]).astype(np.float32)
+        with np.errstate(all="ignore"):
+            dy = (1.75 * np.cos(x) * 10.0 ** rng.integers(-30, 30, x.size)).astype(np.float32)
+        args = (dy, x)[-f.nin:]
+        with np.errstate(all="ignore"):
+            want = lean32_function(name)(*args)
+            old = gpu32_function(name)(*args)
+        assert not same_bits(want, old)
+        calls = [f(*args), f(*(cuda.to_device(np.repeat(a, 2))[::2] for a in args))]
+        if f.nin == 2:                                  # broadcast: one dy row
+            calls.append(f(dy[:1], x))
+            with np.errstate(all="ignore"):
+                want_b = lean32_function(name)(np.broadcast_to(dy[:1], x.shape), x)
+        for k, got in enumerate(calls):
+            got, w = got.copy_to_host(), want_b if k == 2 else want
+            nan = np.isnan(w)                           # (a device's NaN payload is its own)
+            assert np.array_equal(np.isnan(got), nan), (name, k)
+            assert same_bits(got[~nan], w[~nan]), (name, k)

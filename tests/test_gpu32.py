@@ -1,6 +1,6 @@
 """The GPU's float32 kernels (gelu_numba.kernels.normal32_gpu_f32: float32
-arithmetic), and the lean ones under study (gelu_numba.kernels.lean32: one
-table row each, no division), compiled for the CPU, where they compute the GPU's bits (the
+arithmetic, the device functions'), and the lean ones that GPUs with slow
+FP64 launch (gelu_numba.kernels.lean32: one table row each, no division), compiled for the CPU, where they compute the GPU's bits (the
 same IEEE operations in the same order; tests/test_ptx.py checks that CUDA
 fuses nothing, tests/test_gpu.py that the GPU layer runs them).
 

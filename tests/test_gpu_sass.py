@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from analysis import gpu_sass
 from analysis.gpu_sass import constant_moves, hot_path, loop_body, loop_common_path
 
 pytestmark = pytest.mark.gpu
@@ -98,7 +99,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 14 and cells[0].startswith("`"):
             rows[(cells[0].strip("`"), cells[1])] = cells
-    now = rows[("gelu", "float32, float32 arithmetic (GPUs with slow FP64)")]
+    now = rows[("gelu", gpu_sass._LABELS["gpu32"])]
     before = rows[("gelu", "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)")]
     f64 = rows[("gelu", "float64 (a warp with an element out of range)")]
     f64o = rows[("gelu", "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)")]
@@ -140,10 +141,10 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         # conversions (kernels.half), within the same budget
         assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
-    # the lean kernels under study (one table row, no division): no FP64,
-    # within issue 33's budgets of 95 (gelu) and 140 (gelu_backward)
-    lean = "float32, float32 arithmetic, one table row, no division (kernels.lean32: under " \
-           "study, not launched yet)"
+    # the lean kernels (one table row, no division), which GPUs with slow
+    # FP64 launch: no FP64, within issue 33's budgets of 95 (gelu) and 140
+    # (gelu_backward)
+    lean = gpu_sass._LABELS["lean32"]
     for name, budget in (("gelu", 95), ("gelu_backward", 140)):
         row = rows[(name, lean)]
         assert float(row[8]) == 0 and int(row[4]) == 0 and 30 <= float(row[6]) <= budget
@@ -158,7 +159,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     per = [float(r[1]) for r in frontier]
     assert per == sorted(per)
     ours = {r[0]: r for r in frontier if r[0].startswith("gelu_numba")}
-    assert float(ours["gelu_numba, float32 arithmetic (GPUs with slow FP64)"][1]) == float(now[6])
+    assert float(ours["gelu_numba, float32 arithmetic (the device functions)"][1]) == float(now[6])
     assert all(float(r[2]) < 1 and r[3] == "0" for r in ours.values())
     naive = next(r for r in frontier if "erfcf" in r[0])
     assert float(naive[2]) > 1e6 and float(naive[1]) < min(float(r[1]) for r in ours.values())
@@ -176,3 +177,45 @@ def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
 """
     assert measured(text) == {"gelu": 176.0, "ndtr": 200.0}
     assert measured(text, "2^20") == {"gelu": 12.6}
+
+
+def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
+    # rows of a throughput report (analysis.gpu_throughput's names) -> the
+    # kernel each timed, its bound as counted, the copy's rate of the same
+    # bytes; peers and other sizes left out
+    from analysis import gpu_throughput as gt
+    report = tmp_path / "t.md"
+    report.write_text(
+        "# GPU throughput: NVIDIA H200 (132 SMs, compute capability 9.0)\n\n"
+        "`...`, 2026-11-26 08:31 UTC.\n\n"
+        "| function | dtype | n | time (µs) | G elem/s | GB/s | copy GB/s | of copy |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+        "| `gelu` | float32 | 2^28 | 1 | 247 | 1 | 4.15e+03 | 48% |\n"
+        "| `gelu` | float32 | 2^26 | 1 | 999 | 1 | 4.15e+03 | 48% |\n"
+        f"| `gelu {gt.LEAN_TAG}` | float32 | 2^28 | 1 | 273 | 1 | 4.15e+03 | 53% |\n"
+        f"| `gelu_backward {gt.OLD_F32_TAG}` | float32 | 2^28 | 1 | 148 | 1 | 4.15e+03 | 1% |\n"
+        f"| `{gt.WIDE}` | float64 | 2^28 | 1 | 61.9 | 1 | 4.24e+03 | 1% |\n"
+        "| `gelu` | bfloat16 | 2^28 | 1 | 485 | 1 | 3.96e+03 | 49% |\n"
+        "| `torch_gelu` | float32 | 2^28 | 1 | 523 | 1 | 4.15e+03 | 101% |\n")
+    counts = {("gelu", "k32"): {"loop": 97, "loop_fp64": 42, "h100_bound_gelems": 345.0},
+              ("gelu", "lean32"): {"loop": 87.5, "loop_fp64": 0, "h100_bound_gelems": 382.0},
+              ("gelu_backward", "gpu32"): {"loop": 190, "loop_fp64": 0,
+                                           "h100_bound_gelems": 176.0},
+              ("gelu", "k64"): {"loop": 337.5, "loop_fp64": 186, "h100_bound_gelems": 90.0},
+              ("gelu", "bfloat16"): {"loop": 15, "loop_fp64": 0, "h100_bound_gelems": 2230.0}}
+    out = gpu_sass.calibration(counts, report)
+    rows = {tuple(c.strip() for c in line.strip("|").split("|"))[:3]:
+            [c.strip() for c in line.strip("|").split("|")]
+            for line in out.splitlines() if line.startswith("| `")}
+    assert "2026-11-26 08:31" in out and "full-rate FP64" in out
+    assert len(rows) == 5                                   # not 2^26, not the peer
+    k32 = rows[("`gelu`", "float32", gpu_sass._LABELS["k32"])]
+    assert k32[5:] == ["345", f"{4150 / 8:.0f}", "247", f"{247 / 345:.0%}", f"{247 / 345:.0%}"]
+    lean = rows[(f"`gelu {gt.LEAN_TAG}`", "float32", gpu_sass._LABELS["lean32"])]
+    assert lean[-2] == f"{273 / 382:.0%}"
+    back = rows[(f"`gelu_backward {gt.OLD_F32_TAG}`", "float32", gpu_sass._LABELS["gpu32"])]
+    assert back[6] == f"{4150 / 12:.0f}"                    # three float32 arrays
+    assert (f"`{gt.WIDE}`", "float64", gpu_sass._LABELS["k64"]) in rows
+    half = rows[("`gelu`", "bfloat16", "bfloat16 bits (2-byte kernel)")]
+    # (copy-bound side: the copy's rate of 2-byte elements is below the bound)
+    assert half[6] == f"{3960 / 4:.0f}" and half[-1] == f"{485 / (3960 / 4):.0%}"

@@ -1,4 +1,5 @@
-"""The lean float32-arithmetic kernels under study (gelu_numba.kernels.lean32):
+"""The lean float32-arithmetic kernels (gelu_numba.kernels.lean32), which
+gelu_numba.gpu launches on GPUs with slow FP64:
 what CUDA compiles of them, and that a CUDA kernel computes the bits of
 their CPU compilation (which tests/test_gpu32.py holds to mpmath, and the
 exhaustive sweep analysis/results/sweep_float32_lean32.json to the float64

@@ -193,12 +193,13 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
              _own_peer("gelu_backward", None)]
     rows = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu, peers=peers)
     by = {(r["function"], r["dtype"]): r for r in rows}
-    # beside float32 gelu, the float32-arithmetic kernel forced and the lean
-    # one under study
+    # beside float32 gelu, the lean kernel and the device functions'
+    # float32-arithmetic one, forced (the lean one on wide data too)
     assert set(by) == {("gelu", "float32"), ("gelu", "float64"), ("own_gelu", "float32"),
                        ("own_gelu_backward", "float32"), (gpu_throughput.WIDE, "float64"),
-                       (f"gelu {gpu_throughput.SLOW_FP64_TAG}", "float32"),
-                       (f"gelu {gpu_throughput.LEAN_TAG}", "float32")}
+                       (f"gelu {gpu_throughput.F32_TAG}", "float32"),
+                       (f"gelu {gpu_throughput.LEAN_TAG}", "float32"),
+                       (gpu_throughput.LEAN_WIDE, "float32")}
     assert by[("own_gelu_backward", "float32")]["host_timed"]
     assert not by[("own_gelu", "float32")]["host_timed"]
     assert all(r["t_median"] > 0 for r in rows)
@@ -212,8 +213,8 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
                                   peers=[Peer("broken", "gelu", ("float32",), broken, None)],
                                   dtypes=("float32",))
     assert [(r["function"], r["dtype"]) for r in only] == [
-        ("gelu", "float32"), (f"gelu {gpu_throughput.SLOW_FP64_TAG}", "float32"),
-        (f"gelu {gpu_throughput.LEAN_TAG}", "float32")]
+        ("gelu", "float32"), (f"gelu {gpu_throughput.LEAN_TAG}", "float32"),
+        (f"gelu {gpu_throughput.F32_TAG}", "float32"), (gpu_throughput.LEAN_WIDE, "float32")]
     acc = {"gpu": "simulator", "results": [
         sweep_gpu.sweep_gpu("gelu", 2**32 // 7 + 1, progress=False)]}
     text = gpu_throughput.report({"name": "sim", "sms": 1, "cc": "9.0"}, rows, [], None, None,
@@ -247,3 +248,22 @@ def test_the_float64_arithmetic_variant_is_the_cpu_kernel_on_the_gpu_path(name):
     # float32 ulps each, 1.9e-9 seen for gelu)
     assert got["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
     assert got["max_ulp"] <= catalog.lookup(name).bound[0]       # (float32, float64)
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+def test_the_lean_peer_is_the_lean_kernel_on_the_gpu_path(name):
+    # gelu_numba_lean32_<name>: the kernel devices without full-rate FP64
+    # launch, forced; its GPU sweep must be the CPU sweep of the lean
+    # kernel's CPU compilation, which the exhaustive sweep judged
+    from analysis import gpu_peers
+    ok, _ = gpu_peers.available([f"gelu_numba_lean32_{name}"])
+    peer = ok[f"gelu_numba_lean32_{name}"]
+    assert (peer.function, peer.dtypes, peer.event_timed) == (name, ("float32",), True)
+    stride = 2**32 // 59 + 1
+    got = sweep_gpu.sweep_gpu(name, stride, chunk=25, progress=False, func=peer.call,
+                              label=peer.name)
+    want = sf.sweep(name, stride, progress=False, func=sf.lean32_function(name))
+    for key in ("checked", "over_1ulp", "worst_input_hex", "correctly_rounded"):
+        assert got[key] == want[key], key
+    assert got["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
+    assert got["max_ulp"] < 1

@@ -16,21 +16,29 @@ contract (:mod:`gelu_numba.kernels.primitives`).
 One exception, for speed, chosen per device: most GPUs run FP64 at 1/32 to
 1/64 of their FP32 rate, and there the float32 kernels of ``gelu``,
 ``gelu_grad``, ``gelu_grad2``, ``gelu_backward``, ``ndtr`` and ``norm_pdf``
-compute in float32 arithmetic (:mod:`gelu_numba.kernels.normal32_gpu_f32`:
-float-float steps, no FP64 instruction in their PTX), where the CPU's
-compute in float64.  On devices with half-rate FP64 (compute capability
-6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200, B100/B200;
-:data:`gelu_numba.targets.cuda.FULL_RATE_FP64`) they run the CPU's kernel
-(the CPU's bound and bits, in fewer instructions per element than the
-float32-arithmetic one: the contiguous launch reads its coefficient tables
-once into registers; the repository's
-``benchmarks/results/gpu_sass_sm90.md``).  The device
-functions of :mod:`gelu_numba.gpu.device` always take the float32-arithmetic
-one.  Its stated bound is 0.875 ulp (the CPU float32 kernels': 0.508 ulp);
-measured on all 2**32 float32 inputs, at most <<gpu32_max_ulp>> ulp and
-<<gpu32_over_1ulp>> above 1 ulp, <<gpu32_correctly_rounded>> correctly rounded
-(``analysis/results/sweep_float32_gpu32.json`` in the gelu-numba repository;
-:mod:`gelu_numba.figures`).
+compute in float32 arithmetic, where the CPU's compute in float64: for
+``gelu``, ``ndtr``, ``gelu_grad`` and ``gelu_backward`` the lean kernels of
+:mod:`gelu_numba.kernels.lean32` (one table row per element, no division;
+the table a device array the launch passes), for the other two
+:mod:`gelu_numba.kernels.normal32_gpu_f32` (float-float steps); neither has
+an FP64 instruction in its PTX.  On devices with half-rate FP64 (compute
+capability 6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200,
+B100/B200; :data:`gelu_numba.targets.cuda.FULL_RATE_FP64`) they run the
+CPU's kernel (the CPU's bound and bits; the contiguous launch reads its
+coefficient tables once into registers; the repository's
+``benchmarks/results/gpu_sass_sm90.md``).  The choice is one method,
+:meth:`GpuFunction.variant <gelu_numba.targets.cuda.GpuFunction.variant>`.
+The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
+always compute in float32 arithmetic with
+:mod:`~gelu_numba.kernels.normal32_gpu_f32`.  The stated bound of both
+float32-arithmetic designs is 0.875 ulp (the CPU float32 kernels': 0.508
+ulp); measured on all 2**32 float32 inputs of their CPU compilation (the
+same operations), the lean kernels reach at most <<lean32_max_ulp>> ulp,
+<<lean32_over_1ulp>> above 1 ulp, <<lean32_correctly_rounded>> correctly
+rounded, and ``normal32_gpu_f32`` at most <<gpu32_max_ulp>> ulp,
+<<gpu32_over_1ulp>> above 1 ulp, <<gpu32_correctly_rounded>> correctly
+rounded (``analysis/results/sweep_float32_{lean32,gpu32}.json`` in the
+gelu-numba repository; :mod:`gelu_numba.figures`).
 
 The float64 kernels of the six exact functions have, as on the CPU, an
 ordinary form (the same operations, less the steps that only other inputs

@@ -1,7 +1,11 @@
 """GELU, Phi and GELU' for float32 in float32 arithmetic from one table row:
-no division and no separate ``exp(-a**2/2)`` (a design under study for GPUs
-with slow FP64, not launched yet; :mod:`gelu_numba.kernels.normal32_gpu_f32`
-is the one they run).
+no division and no separate ``exp(-a**2/2)``: what ``gelu_numba.gpu``
+launches for float32 on GPUs without full-rate FP64 (``gelu``, ``ndtr``,
+``gelu_grad``, ``gelu_backward``; :meth:`GpuFunction.variant
+<gelu_numba.targets.cuda.GpuFunction.variant>`), its table a device array
+passed to the kernel.  The device functions of ``gelu_numba.gpu.device``,
+which a user's kernel calls without a table, keep
+:mod:`gelu_numba.kernels.normal32_gpu_f32`.
 
 Method, for ``a = |x| <= A_F32 = 20`` (beyond: the limits, as the other
 float32 kernels; special values first, by bits)

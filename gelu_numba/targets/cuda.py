@@ -15,6 +15,14 @@ Device functions
     argument values.  For the normal-CDF family the float32 kernel is the
     record's ``k32_gpu`` (:mod:`gelu_numba.kernels.normal32_gpu_f32`: float32
     arithmetic, no FP64 instruction), not the CPU's float64-arithmetic one.
+
+Which float32 kernel a launch runs
+    One line, :meth:`GpuFunction.variant`: on a device with full-rate FP64
+    the CPU's float64-arithmetic kernel (``"fp64"``, the better bound); on
+    any other, for ``gelu``, ``ndtr``, ``gelu_grad`` and ``gelu_backward``,
+    the lean kernel of :mod:`gelu_numba.kernels.lean32` (``"lean"``: one
+    table row per element, its table a float32 device array after the
+    inputs), and for the rest the device function's (``"f32"``).
     The target-dependent primitives of :mod:`gelu_numba.kernels.primitives`
     compile to ``fma.rn``, ``add.rn``/``mul.rn`` and integer instructions,
     so no formula exists twice.
@@ -75,7 +83,7 @@ except ImportError:  # pragma: no cover
 
 from gelu_numba import catalog
 from gelu_numba.internals import numba_cuda
-from gelu_numba.kernels import normal32_cpu_f64
+from gelu_numba.kernels import lean32, normal32_cpu_f64
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 
@@ -283,18 +291,20 @@ def _flat_fields(nin, unroll, tables=None, passed=None):
             "tail": ", ".join(f"cast({n}[i])" for n in names) + extra}
 
 
-def loop_fields(layout, nin, pad):
+def loop_fields(layout, nin, pad, passed=None):
     """Template fields for ``nin`` inputs ``a0 ..`` and ``out`` laid out as
     ``layout`` (see :func:`operands`): the unravelling lines, the output
-    index and each input's converted load."""
+    index and each input's converted load.  ``passed``: as in
+    :func:`_flat_fields`."""
     flat, out_ndim, ndims, full = layout
     names = [f"a{k}" for k in range(nin)]
     lines, idx = _index_code(names + ["out"], ndims + (out_ndim,),
                              full + (True,), out_ndim, flat)
-    return {"args": ", ".join(names),
+    extra = "" if passed is None else f", {passed}"
+    return {"args": ", ".join(names) + extra,
             "unravel": "\n".join(" " * pad + line for line in lines),
             "out_index": idx[-1],
-            "loads": ", ".join(f"cast({n}[{j}])" for n, j in zip(names, idx))}
+            "loads": ", ".join(f"cast({n}[{j}])" for n, j in zip(names, idx)) + extra}
 
 
 # ------------------------------------------------------------------ host side
@@ -515,51 +525,71 @@ class GpuFunction:
     #: its coefficient tables as an argument (the flat kernel's), or None
     fp64_tables = None
 
-    def _fp64(self, loop, fp64=None):
-        """Whether loop ``loop`` runs the float64-arithmetic float32 kernel
-        (``fp64``: force it either way, for analysis.gpu_sass)."""
+    #: the device function of the lean float32 kernel
+    #: (:mod:`gelu_numba.kernels.lean32`, its table the last argument),
+    #: which devices without full-rate FP64 launch; a callable, or None
+    lean = None
+    #: a variant to run whatever the device (analysis.gpu_peers' lean
+    #: peers), or None: :meth:`variant` chooses by the device
+    forced = None
+
+    def variant(self, loop, fp64=None, lean=None):
+        """The float32 kernel loop ``loop`` runs: ``"fp64"`` (float64
+        arithmetic), ``"lean"``, ``"f32"`` (float32 arithmetic, the device
+        function's), or None (not the float32 loop, or a record with one
+        float32 kernel).  ``fp64``, ``lean``: force the choice either way
+        (analysis.gpu_sass, analysis.gpu_throughput)."""
         if loop != "f" or self.fp64_device is None:
-            return False
-        return full_rate_fp64() if fp64 is None else fp64
+            return None
+        if fp64 is None and lean is None and self.forced is not None:
+            return self.forced
+        if full_rate_fp64() if fp64 is None else fp64:
+            return "fp64"
+        return "lean" if self.lean is not None and lean is not False else "f32"
+
+    def _fp64(self, loop, fp64=None):
+        """Whether loop ``loop`` runs the float64-arithmetic float32 kernel."""
+        return self.variant(loop, fp64) == "fp64"
 
     def tables_argument(self, loop, layout, fp64=None):
         """Whether :meth:`kernel` takes the coefficient tables as an argument
         (one float64 array after the inputs)."""
         return bool(layout[0] and self.fp64_tables is not None and self._fp64(loop, fp64))
 
-    def fixed_arguments(self, loop, layout, fp64=None):
+    def fixed_arguments(self, loop, layout, fp64=None, lean=None):
         """``{position: device array}``: the arguments of :meth:`kernel`
-        beside the operands (the coefficient tables, after the inputs), on
-        the current device."""
+        beside the operands (the coefficient tables or the lean kernel's
+        table, after the inputs), on the current device."""
         if self.tables_argument(loop, layout, fp64):
             return {self.nin: _coefficients(self.__name__, self.fp64_tables[1],
                                             _device_key())}
+        if self.variant(loop, fp64, lean) == "lean":
+            return {self.nin: _lean_table(self.__name__, _device_key())}
         return {}
 
-    def kernel(self, loop, layout, fp64=None):
+    def kernel(self, loop, layout, fp64=None, lean=None):
         """The ``@cuda.jit`` kernel of loop ``loop`` over operands laid out
-        as ``layout`` (see :func:`operands`), generated on first use.  The
-        float32 loop on a device with full-rate FP64 runs the float64-
-        arithmetic float32 kernel (the better bound at about the same
-        instruction count; on contiguous operands with its tables as an
-        argument, :meth:`fixed_arguments`), elsewhere the float32-arithmetic
-        one."""
-        fp64 = self._fp64(loop, fp64)
-        key = (loop, layout, UNROLL, fp64)
+        as ``layout`` (see :func:`operands`), generated on first use: the
+        float32 kernel of :meth:`variant` (its tables or table, where it
+        takes them as an argument: :meth:`fixed_arguments`)."""
+        variant = self.variant(loop, fp64, lean)
+        key = (loop, layout, UNROLL, variant)
         kernel = self._kernels.get(key)
         if kernel is None:
-            tables = self.tables_argument(loop, layout, fp64)
-            dev = (self.fp64_tables[0]() if tables else self.fp64_device() if fp64
-                   else self.device)
+            tables = variant == "fp64" and self.tables_argument(loop, layout, True)
+            dev = (self.fp64_tables[0]() if tables else self.fp64_device()
+                   if variant == "fp64" else self.lean() if variant == "lean" else self.device)
             scope = {"dev": dev, "cast": CAST[loop]}
+            passed = "tab" if variant == "lean" else None
             if tables:
                 kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
                                                                self.fp64_tables[1]))
             elif layout[0]:
-                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL))
+                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
+                                                               passed=passed))
             else:
                 kernel = generate(_ELEMENTWISE, scope,
-                                  **loop_fields(layout, self.nin, 8))
+                                  **loop_fields(layout, self.nin, 8, passed=passed))
             self._kernels[key] = kernel
         return kernel
 
@@ -904,7 +934,27 @@ def gpu_function(name):
         tabled = normal32_cpu_f64.WITH_TABLES.get(fn.k32)
         if tabled is not None:
             f.fp64_tables = (functools.partial(_tabled_device, name), tabled[1])
+        if name in lean32.NAMES:
+            f.lean = functools.partial(_lean_device, name)
     return f
+
+
+def _lean_kernel(name):
+    """``(core, table)`` of ``name``'s lean float32 kernel: the scalar
+    kernel that takes its table as the last argument, and the table."""
+    return lean32.WITH_TABLE[getattr(lean32, name)]
+
+
+@functools.cache
+def _lean_device(name):
+    """The device function of ``name``'s lean float32 kernel."""
+    return cuda.jit(device=True)(_lean_kernel(name)[0].py_func)
+
+
+@functools.cache
+def _lean_table(name, device_id):
+    """``name``'s lean-kernel table (float32) on device ``device_id``."""
+    return cuda.to_device(_lean_kernel(name)[1])
 
 
 @functools.cache
