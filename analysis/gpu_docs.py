@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import (F32_TAG, LEAN_TAG, LEAN_WIDE, OLD_F32_TAG, OLD_LEAN_TAG,
-                                      WIDE)
+from analysis.gpu_throughput import (F32_TAG, HALF_UNROLLED_TAG, LEAN_TAG, LEAN_WIDE,
+                                      OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -107,8 +107,8 @@ def throughput_table():
     # that GPUs with slow FP64 launch (its accuracy: the exhaustive sweep of
     # its CPU compilation); the tags of older runs too
     lean_tags, f32_tags = (LEAN_TAG, OLD_LEAN_TAG), (F32_TAG, OLD_F32_TAG)
-    studied = tuple(sorted(name for name, _ in at if name.endswith(lean_tags + f32_tags)
-                           or name == LEAN_WIDE))
+    studied = tuple(sorted({name for name, _ in at if name.endswith(
+        lean_tags + f32_tags + (HALF_UNROLLED_TAG,)) or name == LEAN_WIDE}))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
@@ -139,7 +139,7 @@ def throughput_table():
                         else "not swept")
             if name.endswith(OLD_LEAN_TAG):
                 launched, device = device, launched
-        elif name == LEAN_WIDE:
+        elif name == LEAN_WIDE or name.endswith(HALF_UNROLLED_TAG):
             label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"

@@ -354,12 +354,14 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
-def count_half(name: str, fmt: str) -> dict:
+def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
     """Counts for the 2-byte kernel of ``name`` ("gelu", "gelu_backward")
     on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda_half`, its
-    grid-stride loop as ptxas unrolls it): per element of the loop, and
-    its bound against a copy of 2-byte elements (twice the float32 copy's
-    elements per second; the table, read through the caches, not counted)."""
+    grid-stride loop as ptxas unrolls it; ``unrolled``: its variant in the
+    float kernels' loop, :func:`~gelu_numba.targets.cuda_half.unrolled_kernel`):
+    per element of the loop, and its bound against a copy of 2-byte
+    elements (twice the float32 copy's elements per second; the table, read
+    through the caches, not counted)."""
     from numba import cuda, float64, uint16
 
     from gelu_numba.targets import cuda_half
@@ -368,6 +370,8 @@ def count_half(name: str, fmt: str) -> dict:
         fn, sig, nin = cuda_half._lookup.py_func, (u16, u16, u16), 1
     else:
         fn, sig, nin = cuda_half._backward_kernel(fmt).py_func, (u16, u16, float64[::1], u16), 2
+    if unrolled:
+        fn = cuda_half.unrolled_kernel(name, fmt).py_func
     ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
     loop_sass, regs = _sass(ptx)
     body = loop_body(loop_sass)
@@ -491,14 +495,23 @@ def table(names, counts=None) -> str:
                          f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
-        for fmt in HALF_FORMATS if name in ("gelu", "gelu_backward") else ():
-            c = counts[(name, fmt)] = count_half(name, fmt)
-            lines.append(f"| `{name}` | {fmt} bits (2-byte kernel) | - | - | - | - | "
+        for fmt, unrolled in ([(f, u) for f in HALF_FORMATS for u in (False, True)]
+                              if name in ("gelu", "gelu_backward") else ()):
+            key = f"{fmt} unrolled" if unrolled else fmt
+            c = counts[(name, key)] = count_half(name, fmt, unrolled)
+            lines.append(f"| `{name}` | {_half_label(key)} | - | - | - | - | "
                          f"{c['loop']:g} | {c['loop_common']:g} | {c['loop_fp64']:g} | "
                          f"{c['loop_const_moves']:g} | "
                          f"{c['loop_regs']} | {c['h100_bound_gelems']:.0f} | "
                          f"{c['of_copy']:.0%} | {c['fp64_1_64_cycles']:g} |")
     return "\n".join(lines)
+
+
+def _half_label(key):
+    """The row label of a 2-byte kernel: ``fmt`` or ``"fmt unrolled"``."""
+    fmt, *unrolled = key.split()
+    return (f"{fmt} bits (2-byte kernel"
+            + (", loads first, x4 per trip: not launched)" if unrolled else ")"))
 
 
 #: the last GPU run's throughput report, which :func:`calibration` reads
@@ -516,7 +529,7 @@ def _measured_kernel(name, dtype, full_fp64):
     if base not in CORE:
         return None
     if dtype in HALF_FORMATS:
-        return base, dtype
+        return base, f"{dtype} unrolled" if name.endswith(gt.HALF_UNROLLED_TAG) else dtype
     if dtype == "float64":            # (standard-normal data: ordinary warps)
         return base, "k64" if name == gt.WIDE else "k64o" if name == base else None
     if name.endswith((gt.LEAN_TAG, gt.OLD_LEAN_TAG)) or name == gt.LEAN_WIDE:
@@ -562,7 +575,7 @@ def calibration(counts, path=MEASURED, size="2^28") -> str:
         item = {"float32": 4, "float64": 8}.get(dtype, 2)
         copy = float(cells[6]) / ((nin + 1) * item)
         got, bound = float(cells[4]), c["h100_bound_gelems"]
-        kernel = _LABELS.get(key[1], f"{key[1]} bits (2-byte kernel)")
+        kernel = _LABELS[key[1]] if key[1] in _LABELS else _half_label(key[1])
         lines.append(f"| `{name}` | {dtype} | {kernel} | {c['loop']:g} | {c['loop_fp64']:g} | "
                      f"{bound:.0f} | {copy:.0f} | {got:g} | {got / bound:.0%} | "
                      f"{got / min(bound, copy):.0%} |")

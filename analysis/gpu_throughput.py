@@ -167,6 +167,21 @@ def _host_values(rng, n, dt, sort):
     return host.astype(dt)
 
 
+#: the 2-byte kernels in the float kernels' unrolled loop, timed beside the
+#: launched ones (gelu_numba.targets.cuda_half.unrolled_kernel)
+HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
+
+
+def _half_unrolled_call(name, fmt, args, out, stream):
+    """A launch of :func:`~gelu_numba.targets.cuda_half.unrolled_kernel`,
+    the launched kernels' configuration and table."""
+    from gelu_numba.targets import cuda as target, cuda_half
+    kernel = cuda_half.unrolled_kernel(name, fmt)
+    table = cuda_half._table(name, fmt)
+    blocks, threads = target.launch_config(out.size)
+    return lambda: kernel[blocks, threads, stream](*args, table, out)
+
+
 def _half_call(name, fmt, args, out, stream):
     """The 2-byte kernel of ``name`` on numba device arrays: through its
     fast launch where there is one (gelu_numba.torch's path), else the
@@ -245,9 +260,11 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 if dt in HALF:
                     if name in HALF_FUNCTIONS:
                         nin = 1 if name == "gelu" else 2
-                        t = _event_time(_half_call(name, dt, (x, y, y)[:nin], out, stream),
-                                        rounds, batch, cuda, stream)
-                        rows.append(_row(name, dt, n, t, (nin + 1) * n * item, copy_bw))
+                        for label, make in ((name, _half_call), (
+                                f"{name} {HALF_UNROLLED_TAG}", _half_unrolled_call)):
+                            t = _event_time(make(name, dt, (x, y, y)[:nin], out, stream),
+                                            rounds, batch, cuda, stream)
+                            rows.append(_row(label, dt, n, t, (nin + 1) * n * item, copy_bw))
                     continue
                 f = getattr(gpu, name)
                 args = (x, y, y)[:f.nin] if name != "soi_map" else (x,)

@@ -464,12 +464,14 @@ def test_throughput_script_runs(tmp_path, capsys):
     for name in ("`gelu`", "`gelu_backward`", "`soi_map`", "float32", "float64",
                  f"`{gpu_throughput.WIDE}`"):
         assert name in text
-    # the 2-byte kernels of gelu and gelu_backward (none of soi_map), beside
-    # PyTorch's where it has CUDA (its rows: ``torch_*``)
+    # the 2-byte kernels of gelu and gelu_backward (none of soi_map), the
+    # launched and the unrolled variant, beside PyTorch's where it has CUDA
+    # (its rows: ``torch_*``)
     halves = {tuple(c.strip() for c in line.split("|")[1:3]) for line in text.splitlines()
               if ("| bfloat16 |" in line or "| float16 |" in line)
               and not line.startswith("| `torch_")}
-    assert halves == {(f, d) for f in ("`gelu`", "`gelu_backward`")
+    assert halves == {(f"`{f}{tag}`", d) for f in ("gelu", "gelu_backward")
+                      for tag in ("", f" {gpu_throughput.HALF_UNROLLED_TAG}")
                       for d in ("bfloat16", "float16")}
     host = text.split("## Host time per call")[1]
     for call in ("`gpu.gelu(x, out=out)`", "general path", "dispatcher alone"):
@@ -500,10 +502,20 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     cpu = (gelu_numba.gelu(bits.view(np.float16)).view(np.uint16) if fmt == "float16"
            else gelu_bfloat16(bits))
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
+    # the variant in the float kernels' unrolled loop (timed, not launched):
+    # the same bits
+    from gelu_numba.targets import cuda_half
+    blocks, threads = target.launch_config(bits.size)
+    cuda_half.unrolled_kernel("gelu", fmt)[blocks, threads](
+        cuda.to_device(bits), cuda_half._table("gelu", fmt), out)
+    np.testing.assert_array_equal(out.copy_to_host(), cpu)
     gelu_backward_bits(cuda.to_device(dy), cuda.to_device(bits), out, fmt)
     with np.errstate(all="ignore"):
         cpu = (gelu_backward(dy.view(np.float16), bits.view(np.float16)).view(np.uint16)
                if fmt == "float16" else gelu_backward_bfloat16(dy, bits))
+    np.testing.assert_array_equal(out.copy_to_host(), cpu)
+    cuda_half.unrolled_kernel("gelu_backward", fmt)[blocks, threads](
+        cuda.to_device(dy), cuda.to_device(bits), cuda_half._table("gelu_backward", fmt), out)
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")

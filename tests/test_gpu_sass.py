@@ -141,6 +141,13 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         # conversions (kernels.half), within the same budget
         assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
+    # their variant in the float kernels' unrolled loop (timed, not
+    # launched): no FP64 in the forward, within the same budget
+    for fmt in ("bfloat16", "float16"):
+        for name in ("gelu", "gelu_backward"):
+            row = rows[(name, gpu_sass._half_label(f"{fmt} unrolled"))]
+            assert 4 <= float(row[6]) <= 50
+        assert float(rows[("gelu", gpu_sass._half_label(f"{fmt} unrolled"))][8]) == 0
     # the lean kernels (one table row, no division), which GPUs with slow
     # FP64 launch: no FP64, within issue 33's budgets of 95 (gelu) and 140
     # (gelu_backward)

@@ -25,6 +25,22 @@ from gelu_numba.kernels import half as kernels
 from gelu_numba.targets import cuda as target, half
 from gelu_numba.targets.cuda import launch, launch_config
 
+# One element of each kernel, as a device function of the bits and the table.
+@cuda.jit(device=True)
+def _gelu_element(x, table):
+    return table[np.uint16(x)]
+
+
+@functools.cache
+def _backward_element(fmt):
+    decode, round_ = kernels.FORMATS[fmt]   # (numba-cuda compiles them for the device)
+
+    @cuda.jit(device=True)
+    def element(dy, x, grad):
+        return round_(decode(np.uint16(dy)) * grad[np.uint16(x)])
+    return element
+
+
 # Grid-stride loops over unsigned indices (uint64 throughout), which Numba
 # does not wrap around as it does signed ones (see targets.cuda._FLAT).
 @cuda.jit
@@ -32,22 +48,39 @@ def _lookup(x, table, out):
     n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
     i = np.uint64(cuda.grid(1))
     while i < n:
-        out[i] = table[np.uint16(x[i])]
+        out[i] = _gelu_element(x[i], table)
         i += step
 
 
 @functools.cache
 def _backward_kernel(fmt):
-    decode, round_ = kernels.FORMATS[fmt]   # (numba-cuda compiles them for the device)
+    element = _backward_element(fmt)
 
     @cuda.jit
     def backward(dy, x, grad, out):
         n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
         i = np.uint64(cuda.grid(1))
         while i < n:
-            out[i] = round_(decode(np.uint16(dy[i])) * grad[np.uint16(x[i])])
+            out[i] = element(dy[i], x[i], grad)
             i += step
     return backward
+
+
+@functools.cache
+def unrolled_kernel(name, fmt):
+    """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
+    ``fmt`` bits in the float kernels' contiguous loop
+    (:data:`gelu_numba.targets.cuda._FLAT`): ``UNROLL`` elements per thread
+    and trip, all loaded before any is looked up, so that a thread has that
+    many loads, then that many table reads, in flight; same arguments and
+    bits as the launched kernel.  Not launched: the H200 run of 2026-11-26
+    timed the launched 2-byte kernels at about half the copy's speed with
+    an issue bound far above it (``python -m analysis.gpu_sass --measured``),
+    and ``analysis.gpu_throughput`` times this one beside them."""
+    nin = 2 if name == "gelu_backward" else 1
+    dev = _backward_element(fmt) if nin == 2 else _gelu_element
+    return target.generate(target._FLAT, {"dev": dev, "cast": np.uint16},
+                           **target._flat_fields(nin, target.UNROLL, passed="table"))
 
 
 @functools.cache
