@@ -162,7 +162,7 @@ def _cupy_peer(name):
     return factory
 
 
-def _f64_arith_peer(function, lean=False):
+def _gelu_numba_peer(function, lean=False):
     """gelu_numba.gpu's ``function`` as it runs float32 on another device:
     in float64 arithmetic (devices with full-rate FP64), or (``lean``) the
     lean kernel (devices without), whatever this device's FP64 rate."""
@@ -223,11 +223,11 @@ PEERS = {
     "jax_gelu_tanh": ("gelu", _F32, _jax_peer(True)),
     "cupy_erfc_f64": ("gelu", _F32, _cupy_peer("cupy_erfc_f64")),
     "cupy_erfcf": ("gelu", _F32, _cupy_peer("cupy_erfcf")),
-    "gelu_numba_f64_arith": ("gelu", _F32, _f64_arith_peer("gelu")),
-    "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _f64_arith_peer("gelu_backward")),
-    **{f"gelu_numba_f64_arith_{f}": (f, _F32, _f64_arith_peer(f))
+    "gelu_numba_f64_arith": ("gelu", _F32, _gelu_numba_peer("gelu")),
+    "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _gelu_numba_peer("gelu_backward")),
+    **{f"gelu_numba_f64_arith_{f}": (f, _F32, _gelu_numba_peer(f))
        for f in ("gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")},
-    **{f"gelu_numba_lean32_{f}": (f, _F32, _f64_arith_peer(f, lean=True))
+    **{f"gelu_numba_lean32_{f}": (f, _F32, _gelu_numba_peer(f, lean=True))
        for f in lean32.NAMES},
 }
 

@@ -14,8 +14,9 @@
   ``__getattr__`` runs then) is seen at once (:mod:`gelu_numba.targets.cpu`).
   If it changes: register every overload at import.
 * ``numba.np.numpy_support.as_dtype``, a Numba type's NumPy dtype (the dtype
-  rule in ``@njit`` callers).  If it changes: a table of the float and
-  integer types.
+  rule in ``@njit`` callers), and ``from_dtype``, the reverse (the kernel
+  signature of :class:`gelu_numba.targets.cuda.FastLaunch`).  If they
+  change: a table of the float and integer types.
 
 ``numba.core.types``, ``cgutils`` and ``errors`` are the extension API that
 Numba documents for ``@intrinsic`` and ``@overload``; they are used directly.
@@ -23,7 +24,7 @@ Numba documents for ``@intrinsic`` and ``@overload``; they are used directly.
 
 from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher, cpu_target
-from numba.np.numpy_support import as_dtype
+from numba.np.numpy_support import as_dtype, from_dtype
 
 
 def refresh_typing():
@@ -40,4 +41,4 @@ def probe():
         raise ImportError("gelu_numba: Numba's CPU typing context has no refresh()")
 
 
-__all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "refresh_typing", "probe"]
+__all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing", "probe"]

@@ -15,6 +15,9 @@ Device functions
     argument values.  For the normal-CDF family the float32 kernel is the
     record's ``k32_gpu`` (:mod:`gelu_numba.kernels.normal32_gpu_f32`: float32
     arithmetic, no FP64 instruction), not the CPU's float64-arithmetic one.
+    The target-dependent primitives of :mod:`gelu_numba.kernels.primitives`
+    compile to ``fma.rn``, ``add.rn``/``mul.rn`` and integer instructions,
+    so no formula exists twice.
 
 Which float32 kernel a launch runs
     One line, :meth:`GpuFunction.variant`: on a device with full-rate FP64
@@ -23,9 +26,6 @@ Which float32 kernel a launch runs
     the lean kernel of :mod:`gelu_numba.kernels.lean32` (``"lean"``: one
     table row per element, its table a float32 device array after the
     inputs), and for the rest the device function's (``"f32"``).
-    The target-dependent primitives of :mod:`gelu_numba.kernels.primitives`
-    compile to ``fma.rn``, ``add.rn``/``mul.rn`` and integer instructions,
-    so no formula exists twice.
 
 Elementwise kernels
     :class:`GpuFunction` is the host-side launcher.  For each input shape
@@ -74,7 +74,6 @@ import numpy as np
 from numba import cuda
 from numba.core import config, types
 from numba.extending import overload
-from numba.np.numpy_support import from_dtype
 
 try:  # numba-cuda's own warning class (numba-cuda >= 0.2x)
     from numba.cuda.core.errors import NumbaPerformanceWarning
@@ -83,6 +82,7 @@ except ImportError:  # pragma: no cover
 
 from gelu_numba import catalog
 from gelu_numba.internals import numba_cuda
+from gelu_numba.internals.numba_core import from_dtype
 from gelu_numba.kernels import lean32, normal32_cpu_f64
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
