@@ -13,8 +13,11 @@ else.  Time per call from CUDA events around ``batch`` back-to-back calls
 (the host's launch overhead overlaps the device's work, as in a training
 loop), median over ``rounds`` (minimum in the CSV).  Bytes moved are
 ``(inputs + 1) * n * itemsize``; the roofline is a device-to-device copy of
-the same array timed the same way (``cuMemcpyDtoDAsync``, ``2 * n *
-itemsize`` bytes), and each function's bandwidth is quoted as a fraction of
+the same array timed the same way, ``2 * n * itemsize`` bytes: the faster
+of ``cuMemcpyDtoDAsync`` (numba's ``copy_to_device``, whose host cost, about
+140 µs a call on the H200 run's host, bounds it below 2**27 elements) and a
+copy kernel in gelu_numba.gpu's own loop and fast launch
+(:func:`_copy_call`); each function's bandwidth is quoted as a fraction of
 the copy's.  Everything runs on one non-default stream.  Below about 2**22
 elements a call costs its host-side launch (about 90 µs in Python), not
 the kernel: the fractions there measure that overhead.
@@ -167,6 +170,51 @@ def _host_values(rng, n, dt, sort):
     return host.astype(dt)
 
 
+def _copy_call(x, out, stream):
+    """``out[:] = x`` by a kernel: gelu_numba.gpu's flat loop (``UNROLL``
+    elements per thread and trip, its launch configuration) around the
+    identity, through a fast launch where there is one (the simulator:
+    numba-cuda's launch)."""
+    from gelu_numba.targets import cuda as target
+
+    kernel = _copy_kernel(x.dtype.str)
+    blocks, threads = target.launch_config(out.size)
+    call = lambda: kernel[blocks, threads, stream](x, out)  # noqa: E731
+    if target.FAST_LAUNCH:
+        try:
+            fast = target.FastLaunch(kernel, 1, None, x.dtype)
+        except Exception as e:  # (the copy's own failure: memcpy remains)
+            print(f"copy kernel: no fast launch ({type(e).__name__}: {e})", file=sys.stderr)
+        else:
+            pointers = (x.device_ctypes_pointer.value, out.device_ctypes_pointer.value)
+            call = lambda: fast(pointers, out.size, stream)  # noqa: E731
+    # a roofline that copied less would flatter nobody: check both ends once
+    out[:] = 0
+    call()
+    stream.synchronize()
+    for part in (slice(0, 1024), slice(max(0, out.size - 1024), out.size)):
+        if not np.array_equal(out[part].copy_to_host(), x[part].copy_to_host()):
+            raise RuntimeError("the copy kernel did not copy its input")
+    return call
+
+
+_COPY_KERNELS = {}
+
+
+def _copy_kernel(typestr):
+    """The copy kernel for one dtype (cached: compiled once per process)."""
+    from numba import cuda
+
+    from gelu_numba.targets import cuda as target
+
+    if typestr not in _COPY_KERNELS:
+        identity = cuda.jit(device=True)(lambda v: v)
+        _COPY_KERNELS[typestr] = target.generate(
+            target._FLAT, {"dev": identity, "cast": np.dtype(typestr).type},
+            **target._flat_fields(1, target.UNROLL))
+    return _COPY_KERNELS[typestr]
+
+
 #: the 2-byte kernels in the float kernels' unrolled loop, timed beside the
 #: launched ones (gelu_numba.targets.cuda_half.unrolled_kernel)
 HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
@@ -252,8 +300,9 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
             x = cuda.to_device(host)
             y = cuda.to_device(host[::-1].copy())
             out = cuda.device_array(n, host.dtype)
-            copy = _event_time(lambda: out.copy_to_device(x, stream=stream),
-                               rounds, batch, cuda, stream)
+            copy = min(_event_time(lambda: out.copy_to_device(x, stream=stream),
+                                   rounds, batch, cuda, stream),
+                       _event_time(_copy_call(x, out, stream), rounds, batch, cuda, stream))
             item = host.dtype.itemsize
             copy_bw = 2 * n * item / copy[0]
             for name in names:

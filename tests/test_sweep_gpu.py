@@ -267,3 +267,20 @@ def test_the_lean_peer_is_the_lean_kernel_on_the_gpu_path(name):
         assert got[key] == want[key], key
     assert got["max_ulp"] == pytest.approx(want["max_ulp"], abs=1e-6)
     assert got["max_ulp"] < 1
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", "<u2"])
+def test_the_copy_roofline_kernel_copies(dtype):
+    # gpu_throughput's second copy (a kernel in gelu_numba.gpu's loop, for
+    # host-bound sizes): it copies every element, and checks that it does
+    from numba import cuda
+
+    from analysis import gpu_throughput
+    stream = cuda.stream()
+    x = cuda.to_device((np.arange(2500) % 977).astype(dtype))
+    out = cuda.device_array_like(x)
+    call = gpu_throughput._copy_call(x, out, stream)
+    out[:] = 1
+    call()
+    stream.synchronize()
+    assert np.array_equal(out.copy_to_host(), x.copy_to_host())
