@@ -14,13 +14,13 @@ else.  Time per call from CUDA events around ``batch`` back-to-back calls
 loop), median over ``rounds`` (minimum in the CSV).  Bytes moved are
 ``(inputs + 1) * n * itemsize``; the roofline is a device-to-device copy of
 the same array timed the same way, ``2 * n * itemsize`` bytes: the faster
-of ``cuMemcpyDtoDAsync`` (numba's ``copy_to_device``, whose host cost, about
-140 µs a call on the H200 run's host, bounds it below 2**27 elements) and a
+of ``cuMemcpyDtoDAsync`` (numba's ``copy_to_device``, whose host cost per
+call bounded it below about 2**27 elements in the H200 run of 2026-11-26) and a
 copy kernel in gelu_numba.gpu's own loop and fast launch
 (:func:`_copy_call`); each function's bandwidth is quoted as a fraction of
 the copy's.  Everything runs on one non-default stream.  Below about 2**22
-elements a call costs its host-side launch (about 90 µs in Python), not
-the kernel: the fractions there measure that overhead.
+elements a call costs its host-side launch (the report's host-time
+table), not the kernel: the fractions there measure that overhead.
 
 Peers (:mod:`analysis.gpu_peers`: PyTorch CUDA ``F.gelu`` in both forms
 and ``aten.gelu_backward``, JAX, CuPy; those installed with GPU support)
