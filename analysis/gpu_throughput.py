@@ -15,7 +15,7 @@ loop), median over ``rounds`` (minimum in the CSV).  Bytes moved are
 ``(inputs + 1) * n * itemsize``; the roofline is a device-to-device copy of
 the same array timed the same way, ``2 * n * itemsize`` bytes: the faster
 of ``cuMemcpyDtoDAsync`` (numba's ``copy_to_device``, whose host cost per
-call bounded it below about 2**27 elements in the H200 run of 2026-11-26) and a
+call bounded it at all but the largest size in the H200 run of 2026-11-26) and a
 copy kernel in gelu_numba.gpu's own loop and fast launch
 (:func:`_copy_call`); each function's bandwidth is quoted as a fraction of
 the copy's.  Everything runs on one non-default stream.  Below about 2**22

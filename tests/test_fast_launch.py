@@ -17,14 +17,11 @@ probe before its first use.
 """
 
 import ctypes
-import json
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
+from compiled import json_of
 
 from gelu_numba.targets import cuda as target
 
@@ -115,75 +112,52 @@ def test_packing_follows_numba_array_fields():
 ABI_FIELDS = ("meminfo", "parent", "nitems", "itemsize", "data", "shape", "strides")
 
 _CODE = r"""
-import json, re, sys
+import json, sys
 from numba import cuda
 from numba.core import types
 from analysis.gpu_sass import without_a_driver
 without_a_driver()
 from numba.cuda.descriptor import cuda_target
 from gelu_numba import gpu
-from gelu_numba.targets import cuda as target
+from gelu_numba.targets import cuda as target, cuda_half
+from compiled import ptx_abi
 
 model = cuda_target.target_context.data_model_manager.lookup(
     types.Array(types.float32, 1, "C"))
 out = {"fields": list(model._fields)}
+
+
+def abi(kernel, *signature):
+    return ptx_abi(cuda.compile_ptx(kernel, target.launch_signature(*signature), cc=(9, 0))[0])
+
+
 for name in sys.argv[1:]:
     f = getattr(gpu, name)
-    for loop, ty in (("f", types.float32), ("d", types.float64)):
+    for loop, ty in (("f", "float32"), ("d", "float64")):
         # (fp64=False, lean=False: the kernel without a table, on any device)
         kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False, lean=False)
-        ptx, _ = cuda.compile_ptx(kernel.py_func, target.launch_signature(ty.name, f.nin),
-                                  cc=(9, 0))
-        out[f"{name} {loop}"] = {
-            "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
-            "read": sorted({int(m) for m in re.findall(
-                r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
-        }
+        out[f"{name} {loop}"] = abi(kernel.py_func, ty, f.nin)
 for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables an argument
     f = getattr(gpu, name)
     layout = target.flat_layout(f.nin)
     assert f.tables_argument("f", layout, fp64=True)
-    sig = [types.Array(types.float32, 1, "C")] * (f.nin + 1)
-    sig.insert(f.nin, types.Array(types.float64, 1, "C"))
-    ptx, _ = cuda.compile_ptx(f.kernel("f", layout, fp64=True).py_func, tuple(sig), cc=(9, 0))
-    out[f"{name} tables"] = {
-        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
-        "read": sorted({int(m) for m in re.findall(
-            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
-    }
+    out[f"{name} tables"] = abi(f.kernel("f", layout, fp64=True).py_func, "float32", f.nin,
+                                {f.nin: "float64"})
     # the lean kernel (devices without full-rate FP64), its table float32
     # (fixed_arguments' dtype: tests/test_gpu.py, where there is a device)
     assert f.variant("f", fp64=False) == "lean"
-    ptx, _ = cuda.compile_ptx(f.kernel("f", layout, fp64=False).py_func,
-                              target.launch_signature("float32", f.nin, {f.nin: "float32"}),
-                              cc=(9, 0))
-    out[f"{name} lean"] = {
-        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
-        "read": sorted({int(m) for m in re.findall(
-            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
-    }
-from gelu_numba.targets import cuda_half
-u16, f64 = types.Array(types.uint16, 1, "C"), types.Array(types.float64, 1, "C")
-for key, fn, sig in (("half gelu", cuda_half._lookup.py_func, (u16, u16, u16)),
-                     ("half gelu_backward", cuda_half._backward_kernel("bfloat16").py_func,
-                      (u16, u16, f64, u16))):
-    ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
-    out[key] = {
-        "params": re.findall(r"\.param\s+\.(\w+)\s+\w+_param_\d+", ptx),
-        "read": sorted({int(m) for m in re.findall(
-            r"ld\.param\.\w+\s+%\w+,\s*\[\w+_param_(\d+)\]", ptx)}),
-    }
+    out[f"{name} lean"] = abi(f.kernel("f", layout, fp64=False).py_func, "float32", f.nin,
+                              {f.nin: "float32"})
+out["half gelu"] = abi(cuda_half._lookup.py_func, "uint16", 1, {1: "uint16"})
+out["half gelu_backward"] = abi(cuda_half._backward_kernel("bfloat16").py_func, "uint16", 2,
+                                {2: "float64"})
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def abi():
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-c", _CODE, "gelu", "gelu_backward", "gelu_general"],
-                         env=env, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return json_of(_CODE, "gelu", "gelu_backward", "gelu_general")
 
 
 def test_numba_array_model_is_what_the_packing_writes(abi):

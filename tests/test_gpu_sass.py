@@ -3,11 +3,8 @@
 a subprocess: the test session runs numba-cuda's simulator, which has no
 compiler."""
 
-import os
-import subprocess
-import sys
-
 import pytest
+from compiled import without_simulator
 
 from analysis import gpu_sass
 from analysis.gpu_sass import constant_moves, hot_path, loop_body, loop_common_path
@@ -87,13 +84,9 @@ def test_the_common_path_leaves_out_a_skipped_region_with_a_call_only():
 
 
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-m", "analysis.gpu_sass", "--functions",
-                          "gelu,gelu_backward,norm_pdf", "--frontier",
-                          "analysis/results/sweep_float32_gpu.json"],
-                         env=env, cwd=root, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
+    run = without_simulator("-m", "analysis.gpu_sass", "--functions",
+                            "gelu,gelu_backward,norm_pdf", "--frontier",
+                            "analysis/results/sweep_float32_gpu.json")
     rows = {}
     for line in run.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]

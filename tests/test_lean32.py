@@ -8,13 +8,9 @@ reference on every input).
 On a GPU when one is present, else under numba-cuda's simulator (device
 code run as Python, on NumPy float32 scalars)."""
 
-import json
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from compiled import json_of
 from numba import cuda
 
 from analysis.sweep_float32 import function_for
@@ -23,34 +19,23 @@ from gelu_numba.kernels import lean32
 pytestmark = pytest.mark.gpu
 
 _CODE = r"""
-import json, re, sys
+import json, sys
 from analysis.gpu_sass import without_a_driver, _lean_ptx
 without_a_driver()
 from gelu_numba import catalog
+from compiled import ptx_counts
 
-out = {}
-for name in sys.argv[1:]:
-    body = [l.strip() for l in _lean_ptx(catalog.lookup(name), True).splitlines()]
-    out[name] = {
-        "local": sum(".local" in l for l in body),
-        "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
-        "f64": sum(re.match(r"[a-z][\w.]*\.f64\b", l) is not None for l in body),
-        "div": sum(re.match(r"(div|rcp)\.", l) is not None for l in body),
-        # table reads: global loads other than the element's own
-        "global_loads": sum(re.match(r"ld\.global\b", l) is not None for l in body),
-        "fusable_f32": sum(re.match(r"(add|sub|mul)\.f32\b", l) is not None for l in body),
-    }
+# (global_loads: the table reads, and the element's own)
+out = {name: ptx_counts(_lean_ptx(catalog.lookup(name), True),
+                        ("local", "calls", "f64", "div", "global_loads", "fusable_f32"))
+       for name in sys.argv[1:]}
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def ptx_counts():
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-c", _CODE, *lean32.NAMES], env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return json_of(_CODE, *lean32.NAMES)
 
 
 @pytest.mark.parametrize("name", lean32.NAMES)

@@ -12,12 +12,8 @@ fuse.  Runs in a subprocess: the test session runs numba-cuda's simulator
 (tests/conftest.py), which has no compiler.
 """
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
+from compiled import json_of
 
 from gelu_numba.tables import normal_cdf
 
@@ -45,11 +41,12 @@ _SIZE = {k: len(p[0][0]) + len(p[0][1]) for k, p in (
     ("exp", normal_cdf.EXP_PIECES), ("R", normal_cdf.R_PIECES), ("H", normal_cdf.H_PIECES))}
 
 _CODE = r"""
-import json, re, sys
+import json, sys
 from numba import cuda, float32, float64
 from analysis.gpu_sass import without_a_driver
 without_a_driver()
 from gelu_numba.gpu import device
+from compiled import ptx_counts
 
 out = {}
 for name in sys.argv[1:]:
@@ -57,32 +54,17 @@ for name in sys.argv[1:]:
     nin = dev.py_func.__code__.co_argcount
     for ty in (float32, float64):
         ptx, _ = cuda.compile_ptx(dev.py_func, (ty,) * nin, device=True, cc=(9, 0))
-        body = [l.strip() for l in ptx.splitlines()]
-        out[f"{name} {ty}"] = {
-            "local": sum(".local" in l for l in body),
-            # memory reads other than the parameters: coefficient tables
-            # (constant or global memory) read per element
-            "loads": sum(re.match(r"ld\.(?!param)", l) is not None for l in body),
-            "const_loads": sum(re.match(r"ld\.const\b", l) is not None for l in body),
-            "votes": sum(re.match(r"vote\.sync\.all\b", l) is not None for l in body),
-            "calls": sum(re.match(r"call(\.uni)?\b", l) is not None for l in body),
-            "fma_f64": sum(l.startswith("fma.rn.f64") for l in body),
-            "fma_f32": sum(l.startswith("fma.rn.f32") for l in body),
-            "f64": sum(re.match(r"[a-z][\w.]*\.f64\b", l) is not None for l in body),
-            # a product or sum without an explicit rounding: ptxas may fuse it
-            "fusable_f32": sum(re.match(r"(add|sub|mul)\.f32\b", l) is not None for l in body),
-        }
+        # (loads: coefficient tables, constant or global memory, per element)
+        out[f"{name} {ty}"] = ptx_counts(ptx, ("local", "loads", "const_loads", "votes",
+                                               "calls", "fma_f64", "fma_f32", "f64",
+                                               "fusable_f32"))
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def ptx_counts():
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-c", _CODE, *FUNCTIONS], env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return json_of(_CODE, *FUNCTIONS)
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)

@@ -10,12 +10,10 @@ PTX, so a kernel that only the simulator accepts fails here, in CI.
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from compiled import without_simulator
 
 from analysis import sweep_float32 as sf
 from analysis import sweep_gpu
@@ -119,12 +117,7 @@ print("ok")
 
 
 def test_kernels_compile_for_the_gpu():
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    run = subprocess.run([sys.executable, "-c", _PTX], env=env, capture_output=True,
-                         text=True, timeout=900, cwd=root)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.strip().endswith("ok")
+    assert without_simulator("-c", _PTX).stdout.strip().endswith("ok")
 
 
 # ------------------------------------------------------------------ peers

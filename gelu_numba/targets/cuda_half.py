@@ -74,8 +74,8 @@ def unrolled_kernel(name, fmt):
     and trip, all loaded before any is looked up, so that a thread has that
     many loads, then that many table reads, in flight; same arguments and
     bits as the launched kernel.  Not launched: the H200 run of 2026-11-26
-    timed the launched 2-byte kernels at about half the copy's speed with
-    an issue bound far above it (``python -m analysis.gpu_sass --measured``),
+    timed the launched 2-byte kernels well below the copy's speed with an
+    issue bound far above it (``python -m analysis.gpu_sass --measured``),
     and ``analysis.gpu_throughput`` times this one beside them."""
     nin = 2 if name == "gelu_backward" else 1
     dev = _backward_element(fmt) if nin == 2 else _gelu_element
