@@ -86,6 +86,7 @@ operator namespace with it; nothing else in the package imports torch.
 
 import torch
 from torch import nn
+from torch.overrides import handle_torch_function, has_torch_function, has_torch_function_unary
 
 from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_gelu,
                                          check_approximate, check_tensor,
@@ -95,7 +96,7 @@ from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_ge
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE", "onnx_translation_table"]
 
 
-def gelu(input, approximate="none"):
+def gelu(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     """GELU(x) = x Phi(x) of a tensor, or an approximation of it.
 
     Parameters
@@ -128,7 +129,13 @@ def gelu(input, approximate="none"):
     Accuracy: see the module's table; on CPU the result is the ufunc's
     (``gelu_numba.gelu`` for ``"none"``) bit for bit.
     """
-    check_tensor("gelu_numba.torch.gelu", input)
+    if torch.jit.is_scripting():
+        # TorchScript compiles this branch alone: the operator, by name
+        return torch.ops.gelu_numba.gelu(input, approximate)
+    if has_torch_function_unary(input):
+        # torch.fx proxies, TorchFunctionModes, __torch_function__ subclasses
+        return handle_torch_function(gelu, (input,), input, approximate=approximate)
+    check_tensor("gelu_numba.torch.gelu", input, quantized=True)
     check_approximate(approximate)
     return apply_gelu(input, approximate)
 
@@ -149,20 +156,24 @@ class GELU(nn.GELU):
         self.approximate = check_approximate(approximate)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        if not torch.jit.is_scripting():
-            return gelu(input, self.approximate)
-        # TorchScript compiles this line alone: the operator, by name
-        return torch.ops.gelu_numba.gelu(input, self.approximate)
+        return gelu(input, self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
 
 
-def gelu_backward(grad_output, input, approximate="none"):
+def gelu_backward(grad_output: torch.Tensor, input: torch.Tensor,
+                  approximate: str = "none") -> torch.Tensor:
     """grad_output * GELU'(input): the backward pass as one fused call
     (PyTorch's ``torch.ops.aten.gelu_backward`` with this package's
-    accuracy).  Same dtypes and devices as :func:`gelu`; ``grad_output``
-    and ``input`` of one shape, dtype and device."""
+    accuracy).  Same dtypes and devices as :func:`gelu` (quantized tensors
+    excepted); ``grad_output`` and ``input`` of one shape, dtype and
+    device."""
+    if torch.jit.is_scripting():
+        return torch.ops.gelu_numba.derivative(grad_output, input, approximate, 1)
+    if has_torch_function((grad_output, input)):
+        return handle_torch_function(gelu_backward, (grad_output, input), grad_output,
+                                     input, approximate=approximate)
     check_tensor("gelu_numba.torch.gelu_backward", input)
     check_tensor("gelu_numba.torch.gelu_backward", grad_output)
     check_approximate(approximate)

@@ -15,6 +15,7 @@ import mpmath
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from bits import same_bits
 
 import gelu_numba as g
@@ -162,7 +163,7 @@ def test_second_and_third_derivatives_of_as26_and_the_fits(approximate):
 
 def test_derivative_order_is_checked():
     x = _x(4)
-    with pytest.raises(ValueError, match="order must be an int >= 1"):
+    with pytest.raises(RuntimeError, match="order must be an int >= 1"):
         torch.ops.gelu_numba.derivative(torch.ones_like(x), x, "none", 0)
 
 
@@ -364,23 +365,49 @@ def test_half_precision_specials_and_dtype(dtype):
 
 # -------------------------------------------------------------- bad input
 
+def _torch_raises(call):
+    """The exception type PyTorch's own call raises."""
+    with pytest.raises(Exception) as theirs:
+        call()
+    return theirs.type
+
+
 @pytest.mark.parametrize("bad", [torch.arange(3), torch.ones(3, dtype=torch.bool),
                                  torch.ones(3, dtype=torch.complex64),
                                  torch.ones(3, dtype=torch.int8)])
-def test_dtypes_without_a_kernel_raise_type_error(bad):
-    with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
+def test_dtypes_without_a_kernel_raise_what_torch_raises(bad):
+    expected = _torch_raises(lambda: F.gelu(bad))
+    assert expected is NotImplementedError
+    for call in (gt.gelu, gt.GELU(), lambda t: gt.gelu_backward(t, t)):
+        with pytest.raises(expected, match="float16, bfloat16, float32 or float64"):
+            call(bad)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_layouts_raise_what_torch_raises(layout):
+    x = torch.ones(3, 3)
+    bad = x.to_sparse() if layout == "coo" else x.to_sparse_csr()
+    expected = _torch_raises(lambda: F.gelu(bad))   # NotImplementedError, RuntimeError
+    with pytest.raises(expected, match="dense .strided. and nested"):
         gt.gelu(bad)
-    with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
-        gt.GELU()(bad)
 
 
-def test_other_devices_and_arguments_raise():
-    with pytest.raises(TypeError, match="expected a torch.Tensor"):
+def test_bad_arguments_raise_what_torch_raises():
+    x = torch.ones(3)
+    with pytest.raises(_torch_raises(lambda: F.gelu(np.ones(3))), match="expected a torch.Tensor"):
         gt.gelu(np.ones(3))
-    with pytest.raises(ValueError, match="approximate must be one of 'none', 'tanh'"):
-        gt.GELU("erf")
-    with pytest.raises(ValueError, match="approximate must be one of"):
-        gt.gelu(torch.ones(3), approximate="fast")
+    for approximate, what in [("fast", "approximate must be one of 'none', 'tanh'"),
+                              (1, "approximate must be a str"),
+                              (None, "approximate must be a str")]:
+        expected = _torch_raises(lambda: F.gelu(x, approximate=approximate))
+        assert expected is (RuntimeError if isinstance(approximate, str) else TypeError)
+        for call in (lambda: gt.gelu(x, approximate), lambda: gt.GELU(approximate),
+                     lambda: gt.gelu_backward(x, x, approximate)):
+            with pytest.raises(expected, match=what):
+                call()
+    expected = _torch_raises(lambda: torch.ops.aten.gelu_backward(torch.ones(3), torch.ones(4)))
+    with pytest.raises(expected, match="one shape, dtype and device"):
+        gt.gelu_backward(torch.ones(3), torch.ones(4))
 
 
 def test_only_gelu_numba_torch_imports_torch():
@@ -444,8 +471,9 @@ def test_forward_mode_ad_jvp_jacfwd_hessian_and_dual_tensors():
 def test_forward_mode_ad_through_the_bare_operator():
     # torch.ops.gelu_numba.* have their own Autograd kernels with a jvp:
     # custom_op's generated one had none, and forward mode gave a tangent of
-    # None (zeros) silently.  Under torch.func, PyTorch 2.13 cannot run
-    # such a rule inside a kernel: a jvp of the bare operator raises
+    # None (zeros) silently.  Under torch.func's differentiating transforms,
+    # PyTorch 2.13 cannot run such a rule inside a kernel: they raise on the
+    # bare operator, naming the public functions (vmap works)
     import torch.autograd.forward_ad as fwAD
     x = _x(40)
     ones = torch.ones_like(x)
@@ -462,8 +490,16 @@ def test_forward_mode_ad_through_the_bare_operator():
         op = lambda v: torch.ops.gelu_numba.gelu(v, approximate)  # noqa: E731
         assert torch.autograd.gradcheck(op, (xr,), check_forward_ad=True)
         assert torch.autograd.gradgradcheck(op, (xr,))
-    with pytest.raises(RuntimeError, match="of the operator itself is not supported"):
-        torch.func.jvp(lambda v: torch.ops.gelu_numba.gelu(v, "none"), (x,), (ones,))
+    bare = lambda v: torch.ops.gelu_numba.gelu(v, "none")  # noqa: E731
+    for transform in (lambda: torch.func.jvp(bare, (x,), (ones,)),
+                      lambda: torch.func.grad(lambda v: bare(v).sum())(x),
+                      lambda: torch.func.vjp(bare, x)[1](ones),
+                      lambda: torch.func.jacrev(bare)(x)):
+        with pytest.raises(RuntimeError, match="of the operator itself are not supported"
+                                               ".*call gelu_numba.torch.gelu"):
+            transform()
+    assert torch.equal(torch.func.vmap(bare)(x[:8].reshape(2, 4)).reshape(-1),
+                       torch.from_numpy(g.gelu(x[:8].numpy())))
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh", "poly6"])
@@ -633,7 +669,7 @@ def test_torchscript_script_and_trace_save_load(approximate):
         torch.jit.save(compiled, buffer)
         buffer.seek(0)
         loaded = torch.jit.load(buffer)
-        assert "gelu_numba::gelu" in str(getattr(loaded, "1").graph)
+        assert "gelu_numba::gelu" in str(getattr(loaded, "1").inlined_graph)
         for run in (compiled, loaded):
             got = run(x)
             assert torch.equal(got, want)     # the operator: the same kernel

@@ -6,6 +6,16 @@
   the dispatcher, ~20 µs cheaper a call) only where no transform or trace
   is under way.  If they change: always the dispatcher path (slower, same
   results).
+* ``torch._C._len_torch_dispatch_stack()``: the number of active
+  ``TorchDispatchMode``\ s, user modes and the infrastructure's alike
+  (``make_fx``'s proxy mode, ``FakeTensorMode``, the functionalization of
+  ``torch.export``).  A mode sees only the operators a call dispatches:
+  under one, the eager kernels (which write NumPy results into an
+  ``empty_like`` tensor) would show it ``empty_like`` and ``detach``, and
+  a recorded graph would replay uninitialised memory.  If it changes: every
+  eager call raises ``AttributeError`` naming it, and the probe fails (no
+  fallback is safe: the eager path under a mode is the silent wrong
+  result).
 * ``torch._C._functorch.is_legacy_batchedtensor``: autograd's own vmap
   (``is_grads_batched``) hands batched tensors that the eager kernels
   cannot read.  If it changes: the same fallback.
@@ -46,11 +56,27 @@ def tracing():
 is_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
 
 
-def jvp_levels():
-    """The number of active ``torch.func`` forward-mode (jvp) levels."""
+def dispatch_mode_active():
+    """Whether any ``TorchDispatchMode`` is on the stack (user or infra)."""
+    return torch._C._len_torch_dispatch_stack() > 0
+
+
+def _levels(*kinds):
     from torch._C._functorch import TransformType
     from torch._functorch.pyfunctorch import retrieve_all_functorch_interpreters
-    return sum(i.key() == TransformType.Jvp for i in retrieve_all_functorch_interpreters())
+    wanted = {getattr(TransformType, k) for k in kinds}
+    return sum(i.key() in wanted for i in retrieve_all_functorch_interpreters())
+
+
+def jvp_levels():
+    """The number of active ``torch.func`` forward-mode (jvp) levels."""
+    return _levels("Jvp")
+
+
+def autograd_transform_levels():
+    """The number of active ``torch.func`` levels that differentiate (grad
+    and vjp, jvp), as opposed to vmap and functionalize."""
+    return _levels("Grad", "Jvp")
 
 
 def redispatch_below_autograd(opoverload, keyset, *args):
@@ -76,7 +102,7 @@ def replace_kernel(lib, name, fn, dispatch_key):
 
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
-    names = ["_are_functorch_transforms_active", "_get_tracing_state",
+    names = ["_are_functorch_transforms_active", "_get_tracing_state", "_len_torch_dispatch_stack",
              "_AutoDispatchBelowAutograd", "_after_autograd_keyset"]
     missing = [n for n in names if not hasattr(torch._C, n)]
     if missing:

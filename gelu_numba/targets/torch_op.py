@@ -73,6 +73,10 @@ APPROXIMATE = ("none", *APPROX_ERRORS)
 
 ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
 ACCEPTED_DEVICES = "CPU or CUDA (and meta, shapes only)"
+#: dense tensors, and nested ones of either layout (strided nested tensors
+#: have layout torch.strided)
+LAYOUTS = (torch.strided, torch.jagged)
+ACCEPTED_LAYOUTS = "dense (strided) and nested (strided or jagged)"
 _LIB = "gelu_numba"
 
 # approximate -> the ufunc names of f, of dy * f' (fused) or f', and of f''
@@ -86,24 +90,39 @@ def _names(approximate):
 
 
 def check_approximate(approximate):
-    """``approximate`` itself, or the ``ValueError`` listing the accepted."""
+    """``approximate`` itself, or the error ``torch.nn.functional.gelu``
+    raises for it: ``TypeError`` for a non-string, ``RuntimeError`` (with
+    the accepted names) for an unknown name."""
+    if not isinstance(approximate, str):
+        raise TypeError(f"approximate must be a str, one of {', '.join(map(repr, APPROXIMATE))}"
+                        f" (got {type(approximate).__name__})")
     if approximate not in APPROXIMATE:
-        raise ValueError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))}"
-                         f" (got {approximate!r})")
+        raise RuntimeError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))}"
+                           f" (got {approximate!r})")
     return approximate
 
 
-def check_tensor(name, t):
-    """The ``TypeError``/``RuntimeError`` a PyTorch user expects for a tensor
-    that has no kernel."""
+def check_tensor(name, t, quantized=False):
+    """``t`` itself, or the error PyTorch's own ``gelu`` raises for such an
+    argument: ``TypeError`` for a non-tensor, ``NotImplementedError`` (a
+    ``RuntimeError``) for a dtype or layout without a kernel,
+    ``RuntimeError`` for a device.  ``quantized``: quantized tensors are
+    accepted (the forward computes on their dequantized values)."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor (got {type(t).__name__})")
+    if quantized and t.is_quantized:
+        return t
     if t.dtype not in DTYPES:
-        raise TypeError(f"{name}: supports {ACCEPTED_DTYPES} tensors "
-                        f"(got {t.dtype})")
+        also = ", or a quantized tensor" if quantized else ""
+        raise NotImplementedError(f"{name}: supports {ACCEPTED_DTYPES} tensors{also} "
+                                  f"(got {t.dtype})")
+    if t.layout not in LAYOUTS:
+        raise NotImplementedError(f"{name}: supports {ACCEPTED_LAYOUTS} tensors "
+                                  f"(got layout {t.layout})")
     if t.device.type not in DEVICES + SHAPE_ONLY:
         raise RuntimeError(f"{name}: supports {ACCEPTED_DEVICES} tensors "
                            f"(got a tensor on device {t.device.type!r})")
+    return t
 
 
 # ----------------------------------------------------------------- kernels
@@ -269,11 +288,19 @@ def _apply(name, args, out, scale=None):
 
 
 def _check_pair(dy, x):
-    if dy.shape != x.shape or dy.dtype != x.dtype or dy.device != x.device:
+    # a strided nested tensor has no shape: its components are checked
+    # one by one (_by_component)
+    same_shape = (dy.is_nested == x.is_nested if _strided_nested(x)
+                  else dy.shape == x.shape)
+    if not same_shape or dy.dtype != x.dtype or dy.device != x.device:
         raise RuntimeError(
             "gelu_numba::derivative: dy and x must have one shape, dtype and "
-            f"device (got {tuple(dy.shape)} {dy.dtype} {dy.device} and "
-            f"{tuple(x.shape)} {x.dtype} {x.device})")
+            f"device (got {_describe(dy)} and {_describe(x)})")
+
+
+def _describe(t):
+    shape = "nested" if _strided_nested(t) else tuple(t.shape)
+    return f"{shape} {t.dtype} {t.device}"
 
 
 # ----------------------------------------------------------------- the ops
@@ -288,7 +315,7 @@ def derivative_kernel(dy, x, approximate, order):
     _check_pair(dy, x)
     _, first, second = _names(approximate)
     if not (isinstance(order, int) and order >= 1):
-        raise ValueError(f"gelu_numba::derivative: order must be an int >= 1 (got {order!r})")
+        raise RuntimeError(f"gelu_numba::derivative: order must be an int >= 1 (got {order!r})")
     if _by_formula(approximate, order):
         return _formula_derivative(dy, x, approximate, order)
     out = torch.empty_like(x)
@@ -443,13 +470,18 @@ def _composite_derivative(x, approximate, order):
     return _finite(x, derivative).to(x.dtype)
 
 
-@torch.library.custom_op(f"{_LIB}::gelu", mutates_args=())
+#: elementwise: tools that handle pointwise operators generically apply
+#: them to the values (jagged nested tensors; torch.compile's partitioner)
+_POINTWISE = (torch.Tag.pointwise,)
+
+
+@torch.library.custom_op(f"{_LIB}::gelu", mutates_args=(), tags=_POINTWISE)
 def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
     check_tensor("gelu_numba::gelu", x)
     return gelu_kernel(x, check_approximate(approximate))
 
 
-@torch.library.custom_op(f"{_LIB}::derivative", mutates_args=())
+@torch.library.custom_op(f"{_LIB}::derivative", mutates_args=(), tags=_POINTWISE)
 def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
                   order: int) -> torch.Tensor:
     check_tensor("gelu_numba::derivative", x)
@@ -586,12 +618,14 @@ def _below_autograd(op, keyset, *args):
     return torch_dispatch.redispatch_below_autograd(op._opoverload, keyset, *args)
 
 
-def _no_functorch_jvp(name):
-    if torch_dispatch.jvp_levels():
+def _no_functorch_autograd(name):
+    if torch_dispatch.autograd_transform_levels():
         raise RuntimeError(
-            f"{name}: torch.func.jvp/jacfwd/hessian of the operator itself is not "
-            "supported (PyTorch 2.13 custom ops have no forward-mode rule under "
-            "torch.func); call gelu_numba.torch.gelu or gelu_backward, which support them")
+            f"{name}: torch.func's grad, vjp, jacrev, jvp, jacfwd and hessian of the "
+            "operator itself are not supported (PyTorch 2.13 runs a custom operator's "
+            "autograd kernel under them only through an autograd.Function with "
+            "setup_context, which a kernel cannot be); call gelu_numba.torch.gelu or "
+            "gelu_backward, which support them")
 
 
 class _GeluKernel(torch.autograd.Function):
@@ -634,21 +668,43 @@ class _DerivativeKernel(torch.autograd.Function):
 
 
 def _gelu_autograd(keyset, x, approximate):
-    _no_functorch_jvp("gelu_numba::gelu")
+    if _strided_nested(x):
+        return _by_component(apply_gelu, x, approximate)
+    _no_functorch_autograd("gelu_numba::gelu")
     return _GeluKernel.apply(keyset, x, approximate)
 
 
 def _derivative_autograd(keyset, dy, x, approximate, order):
-    _no_functorch_jvp("gelu_numba::derivative")
+    if _strided_nested(x):
+        _check_pair(dy, x)
+        return _by_component(apply_derivative, dy, x, approximate, order)
+    _no_functorch_autograd("gelu_numba::derivative")
     return _DerivativeKernel.apply(keyset, dy, x, approximate, order)
 
 
-_AUTOGRAD = torch.library.Library(_LIB, "IMPL")
+# Strided nested tensors (torch.nested.nested_tensor's default layout: a
+# plain torch.Tensor whose storage has no public flat view): the kernel on
+# each component.  Jagged ones are a subclass that applies a pointwise
+# operator to its values (the ops' pointwise tag).
+
+def _nested_gelu(x, approximate):
+    return _by_component(gelu_kernel, x, approximate)
+
+
+def _nested_derivative(dy, x, approximate, order):
+    _check_pair(dy, x)
+    return _by_component(derivative_kernel, dy, x, approximate, order)
+
+
+_IMPL = torch.library.Library(_LIB, "IMPL")
 with warnings.catch_warnings():
     # custom_op registered a backward-only kernel at definition: replaced
     warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
-    torch_dispatch.replace_kernel(_AUTOGRAD, "gelu", _gelu_autograd, "Autograd")
-    torch_dispatch.replace_kernel(_AUTOGRAD, "derivative", _derivative_autograd, "Autograd")
+    torch_dispatch.replace_kernel(_IMPL, "gelu", _gelu_autograd, "Autograd")
+    torch_dispatch.replace_kernel(_IMPL, "derivative", _derivative_autograd, "Autograd")
+for _key in ("NestedTensorCPU", "NestedTensorCUDA"):
+    _IMPL.impl("gelu", _nested_gelu, _key)
+    _IMPL.impl("derivative", _nested_derivative, _key)
 
 
 class EagerGelu(torch.autograd.Function):
@@ -678,15 +734,20 @@ class EagerDerivative(torch.autograd.Function):
 def eager(*tensors):
     """True where the eager Functions apply: no compilation, tracing or
     export under way (``torch.jit.trace``, the legacy ONNX exporter, which
-    traces), no torch.func transform active, plain tensors with data only
-    (not meta, not the batched tensors of autograd's own vmap,
-    ``is_grads_batched``).  Only cheap tests: it runs on every eager call
+    traces), no torch.func transform active, no ``TorchDispatchMode``
+    (``make_fx``, ``torch.func.linearize``, ``FakeTensorMode``, logging and
+    FLOP-counting modes, selective checkpointing: a mode sees the operators
+    a call dispatches, and the eager Functions dispatch none of GELU's),
+    plain dense tensors with data only (not subclasses, whose
+    ``__torch_dispatch__`` must see the operator; not meta, not nested,
+    not the batched tensors of autograd's own vmap, ``is_grads_batched``).  Only cheap tests: it runs on every eager call
     (the slower ONNX-export test is left to :func:`apply_gelu`)."""
     return (not torch.compiler.is_compiling()
             and not torch_dispatch.functorch_active()
             and not torch_dispatch.tracing()
-            and all(type(t) is torch.Tensor and not t.is_meta and not _legacy_batched(t)
-                    for t in tensors))
+            and not torch_dispatch.dispatch_mode_active()
+            and all(type(t) is torch.Tensor and not t.is_meta and not t.is_nested
+                    and not _legacy_batched(t) for t in tensors))
 
 
 _legacy_batched = torch_dispatch.is_legacy_batched
@@ -708,8 +769,14 @@ def apply_gelu(x, approximate):
     (:func:`onnx_gelu`); under ``torch.compile`` and ``torch.jit.trace``,
     the operator itself (Dynamo cannot trace a Function with a ``jvp``;
     the operator is one opaque node with its own Autograd kernel, recorded by
-    name); else (the ``torch.func`` transforms, meta tensors, tensor
-    subclasses) the Function over the operator."""
+    name); else (the ``torch.func`` transforms, dispatch modes, meta and
+    nested tensors, tensor subclasses) the Function over the operator.
+    A quantized x: f of its dequantized values, quantized with x's own
+    parameters (what ``torch.nn.functional.gelu`` does with one)."""
+    if x.is_quantized:
+        return requantized(x, apply_gelu(x.dequantize(), approximate))
+    if _strided_nested(x):
+        return _by_component(apply_gelu, x, approximate)
     if eager(x):
         if _nothing_to_record(x):
             return gelu_kernel(x, approximate)
@@ -723,12 +790,43 @@ def apply_gelu(x, approximate):
     return Gelu.apply(x, approximate)
 
 
+def _strided_nested(t):
+    return t.is_nested and t.layout == torch.strided
+
+
+def _by_component(apply, *args):
+    """``apply`` on each component of the strided nested tensors in
+    ``args``, nested again: autograd's ``Function`` cannot take such a
+    tensor (PyTorch 2.13: "NestedTensorImpl doesn't support sizes"), and
+    ``unbind`` and ``as_nested_tensor`` are differentiable."""
+    tensors = [a.unbind() if isinstance(a, torch.Tensor) else None for a in args]
+    parts = [apply(*(a if t is None else t[i] for a, t in zip(args, tensors)))
+             for i in range(len(next(t for t in tensors if t is not None)))]
+    return torch.nested.as_nested_tensor(parts, layout=torch.strided)
+
+
+def requantized(q, y):
+    """y quantized with the scheme and parameters of the quantized q."""
+    scheme = q.qscheme()
+    if scheme == torch.per_tensor_affine:
+        return torch.quantize_per_tensor(y, q.q_scale(), q.q_zero_point(), q.dtype)
+    if scheme == torch.per_channel_affine:
+        return torch.quantize_per_channel(y, q.q_per_channel_scales(),
+                                          q.q_per_channel_zero_points(),
+                                          q.q_per_channel_axis(), q.dtype)
+    raise NotImplementedError("gelu_numba.torch: supports quantized tensors of the "
+                              f"per_tensor_affine and per_channel_affine schemes (got {scheme})")
+
+
 def apply_derivative(dy, x, approximate, order):
     """Differentiable dy * f^(order)(x), chosen as :func:`apply_gelu`.  The
     eager Functions' backward and jvp call it, so that they choose again
     when they run: a batched backward (``is_grads_batched``,
     ``jacobian(vectorize=True)``) runs under vmap, where the eager kernel
     cannot see the batched tensors' data."""
+    if _strided_nested(x):
+        _check_pair(dy, x)
+        return _by_component(apply_derivative, dy, x, approximate, order)
     if eager(dy, x):
         if _nothing_to_record(dy, x):
             return derivative_kernel(dy, x, approximate, order)
