@@ -93,7 +93,8 @@ from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_ge
                                          onnx_translation_table)
 
 
-__all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE", "onnx_translation_table"]
+__all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE", "onnx_translation_table",
+           "register_transformers"]
 
 
 def gelu(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
@@ -179,4 +180,46 @@ def gelu_backward(grad_output: torch.Tensor, input: torch.Tensor,
     check_approximate(approximate)
     return apply_derivative(grad_output, input, approximate, 1)
 
+
+#: the activation names :func:`register_transformers` registers: the exact
+#: GELU, then one per approximation
+TRANSFORMERS_NAMES = {"gelu_numba": "none",
+                      **{f"gelu_numba_{a}": a for a in APPROXIMATE if a != "none"}}
+
+
+def register_transformers():
+    """Register this package's GELUs as Hugging Face ``transformers``
+    activation names, so that a model's config can name them and
+    ``save_pretrained`` / ``from_pretrained`` keep them.
+
+    Registers ``"gelu_numba"`` (the exact GELU, :class:`GELU`) and
+    ``"gelu_numba_<approximate>"`` for every other name of
+    :data:`APPROXIMATE` (``"gelu_numba_tanh"``, ...) in
+    ``transformers.activations.ACT2FN``, the table every model reads its
+    activation from.  Idempotent.  Needs ``transformers``.
+
+    Returns
+    -------
+    tuple of str
+        The registered names.
+
+    Notes
+    -----
+    A config names its activation in a model-specific field (BERT, RoBERTa,
+    ViT: ``hidden_act``; GPT-2: ``activation_function``); set it to
+    ``"gelu_numba"`` when building or loading::
+
+        gt.register_transformers()
+        model = BertModel.from_pretrained(path, hidden_act="gelu_numba")
+        model.save_pretrained(out)        # config.json: "hidden_act": "gelu_numba"
+
+    The registration lives in the process: a process that loads such a
+    model without calling this first stops with ``KeyError: 'gelu_numba'``
+    (from ``ACT2FN``); it never falls back to another GELU.
+    """
+    from transformers import activations
+
+    for name, approximate in TRANSFORMERS_NAMES.items():
+        activations.ACT2FN[name] = (GELU, {"approximate": approximate})
+    return tuple(TRANSFORMERS_NAMES)
 
