@@ -17,6 +17,17 @@ strides.  In eager mode on plain tensors the same formulas run without the
 custom-op dispatcher (its Python dispatch is the larger part of a small
 call): the gelu-numba repository's ``python -m benchmarks.targets`` times
 a forward + backward against ``nn.GELU`` (``benchmarks/results/``).
+Wherever a tool watches the operators a call dispatches (any
+``TorchDispatchMode``: ``make_fx``, ``torch.func.linearize``, logging and
+FLOP-counting modes, selective checkpointing; tensor subclasses) the call
+goes through the operators, so the tool sees and replays them.
+:func:`gelu` and :func:`gelu_backward` take part in ``__torch_function__``
+(``torch.fx.symbolic_trace`` records them as leaves) and script with
+``torch.jit.script``.  Quantized tensors: the GELU of the dequantized
+values, quantized with the input's parameters; nested tensors (jagged and
+strided): the GELU of their values, forward and backward.
+:func:`register_transformers` names the GELUs for Hugging Face
+``transformers`` configs.
 
 Devices
     CPU: the package's NumPy ufuncs on zero-copy views of the tensors (the
@@ -54,8 +65,8 @@ Dtypes and accuracy (``approximate="none"``; errors against mpmath)
     that close to a half-way point.
     Backward is the fused ``gelu_backward`` (dy * GELU'(x), one rounding in
     float32/float64); double backward uses ``gelu_grad2`` (dy * GELU''(x)
-    as two roundings).  Integer, bool and complex tensors raise a
-    ``TypeError``.
+    as two roundings).  Integer, bool and complex tensors raise the
+    ``NotImplementedError`` that ``torch.nn.functional.gelu`` raises.
 
 Approximations
     ``approximate="tanh"`` is PyTorch's tanh formula, evaluated to below
@@ -104,7 +115,9 @@ def gelu(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     ----------
     input : torch.Tensor
         float16, bfloat16, float32 or float64, on the CPU or a CUDA device;
-        any shape (0-d included) and strides.  Never modified.
+        any shape (0-d included) and strides, dense or nested; or a
+        quantized tensor (the GELU of its dequantized values, quantized
+        with its own parameters).  Never modified.
     approximate : str
         ``"none"`` (the exact GELU, default), ``"tanh"`` (PyTorch's tanh
         form) or another name of :data:`APPROXIMATE`.
@@ -118,12 +131,14 @@ def gelu(input: torch.Tensor, approximate: str = "none") -> torch.Tensor:
     Raises
     ------
     TypeError
-        for a non-tensor or a dtype without a kernel (integer, bool,
-        complex).
+        for a non-tensor, or an ``approximate`` that is not a string.
+    NotImplementedError
+        for a dtype without a kernel (integer, bool, complex) or a sparse
+        layout (a ``RuntimeError``, as ``torch.nn.functional.gelu``
+        raises).
     RuntimeError
-        for a device other than CPU and CUDA.
-    ValueError
-        for an unknown ``approximate``.
+        for an unknown ``approximate``, or a device other than CPU and
+        CUDA.
 
     Notes
     -----

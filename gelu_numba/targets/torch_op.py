@@ -22,7 +22,9 @@ Operators (namespace ``gelu_numba``)
     every ``approximate``.  ``register_fake`` gives
     ``torch.compile`` the output (``empty_like`` of x: its shape, dtype,
     device and strides), ``register_vmap`` batches by running the
-    elementwise op on the batched tensor.
+    elementwise op on the batched tensor.  Both ops carry PyTorch's
+    ``pointwise`` tag: jagged nested tensors apply them to their values.
+    Strided nested tensors have kernels of their own (each component).
 
 Kernels
     CPU: the NumPy ufuncs of :mod:`gelu_numba` (or the registry's), called
