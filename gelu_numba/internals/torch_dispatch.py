@@ -22,7 +22,10 @@
 * ``torch._functorch.pyfunctorch.retrieve_all_functorch_interpreters`` and
   ``torch._C._functorch.TransformType``: how many forward-mode levels are
   active (forward over forward gives zeros silently in PyTorch 2.13, so it
-  is refused), and whether a ``torch.func`` jvp reaches the bare operator.
+  is refused), and whether a differentiating ``torch.func`` transform
+  (grad, vjp, jvp and the ones built on them) reaches the bare operator,
+  whose autograd kernel PyTorch 2.13 cannot run there (refused, naming
+  the public functions).
 * ``torch._C._AutoDispatchBelowAutograd`` and ``torch._C._after_autograd_keyset``:
   the operators' own Autograd kernels redispatch below Autograd, as
   ``torch.library.custom_op``'s generated kernel does (which has no jvp).
