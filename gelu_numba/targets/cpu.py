@@ -4,12 +4,16 @@ Loops
     :func:`loop` compiles a kernel into a NumPy inner loop with Numba's
     public ``@cfunc`` (``void loop(char **args, npy_intp *dims, npy_intp
     *steps, void *data)``), cached on disk.  The kernel is inlined by LLVM
-    (``alwaysinline``: :data:`gelu_numba.kernels.primitives.JIT_OPTIONS`);
-    when every operand has unit stride the loop indexes
-    ``carray`` views, which LLVM vectorises (packed FMAs on ``ymm``/``zmm``,
-    no call: :func:`loop_llvm`, the gelu-numba repository's
-    ``tests/test_api.py``); any other strides take a scalar loop over byte
-    offsets.  The unit-stride loop of a kernel with an ordinary form (the
+    (``alwaysinline``: :data:`gelu_numba.kernels.primitives.JIT_OPTIONS`)
+    into the element loop (:func:`serial_loop`) over ``carray`` views,
+    which LLVM vectorises (packed FMAs on ``ymm``/``zmm``, no call:
+    :func:`loop_llvm`, the gelu-numba repository's ``tests/test_api.py``).
+    Every layout runs that loop: unit-stride operands as views of their
+    memory, other strides gathered into (the output: scattered from)
+    contiguous blocks of :data:`BUFFER` elements on the stack, a broadcast
+    scalar filled into one block once; the same kernel, so every layout
+    gives the contiguous call's bits (``tests/test_layouts.py``).  The
+    element loop of a kernel with an ordinary form (the
     float64 exact functions) runs it on each block of elements all in its
     range (:func:`serial_loop`), and the catalog's loops (serial, parallel,
     and those ``@njit`` callers run) are compiled with :data:`INTERLEAVE`
@@ -46,7 +50,6 @@ import llvmlite.binding as ll
 import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
-from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import NumbaNotImplementedError, TypingError
 from numba.extending import intrinsic, overload
@@ -122,15 +125,18 @@ def address(typingctx, base):
 @functools.cache
 def scratch(count):
     """An intrinsic ``scratch(ty)``: a pointer to ``count`` elements of
-    ``ty`` on the stack, allocated once in the function's entry block
-    (nothing to free; a call that never uses it costs nothing)."""
+    ``ty`` on the stack, allocated in the function's entry block and left
+    uninitialised (Numba's ``cgutils.alloca_once`` zero-fills: a memset of
+    every block on every call, contiguous calls too, which doubled the cost
+    of a one-element call); every element is written before it is read."""
     @intrinsic
     def allocate(typingctx, ty):
         sig = types.CPointer(ty.dtype)(ty)
 
         def codegen(context, builder, sig, args):
             element_type = context.get_value_type(sig.return_type.dtype)
-            array = cgutils.alloca_once(builder, ir.ArrayType(element_type, count))
+            with builder.goto_entry_block():
+                array = builder.alloca(ir.ArrayType(element_type, count))
             return builder.bitcast(array, element_type.as_pointer())
 
         return sig, codegen
@@ -160,16 +166,22 @@ def apart(a, sa, out, sout, n, size):
 BUFFER = {"e": 1920, "f": 960, "d": 480}
 
 
-# The loop runs the vectorised element loop (serial) on blocks of BUFFER
-# elements.  An operand with unit stride is a carray view of its own
-# memory; any other operand is a contiguous scratch block on the stack: a
-# broadcast scalar (NumPy's zero step) filled once, a strided one gathered
-# before each block, a strided output scattered after it (NumPy's iterator
-# buffers the same way).  Only calls whose output overlaps an input other
-# than element for element (accumulate, reduce) walk byte offsets one
-# element at a time.  Generated per arity; compiled under this file's name,
-# so Numba's cache finds it here, and closed over the source stamp alone.
-# The parallel target hands long unit-stride runs to ``blocks`` instead.
+# The loop: every operand unit-stride, the vectorised element loop
+# (``serial``) over the whole run; otherwise the same element loop on
+# blocks of BUFFER elements, an operand with unit stride as a view of its
+# own memory and any other as a contiguous scratch block on the stack: a
+# broadcast scalar (NumPy's zero step) filled once, a strided input
+# gathered before each block, a strided output scattered after it (NumPy's
+# iterator buffers the same way).  Only a call whose output overlaps an
+# input other than element for element (accumulate, reduce) runs the
+# element loop one element at a time, in order.  ``serial`` is a function
+# of its own (not inlined): one compiled copy of the kernel serves every
+# path, and its vector loop keeps its constants in registers and stack
+# slots (inlined under the block loop, LLVM rebuilt 22 of them from
+# immediates in every iteration: 85 instead of 57 instructions, float32
+# gelu 14 % slower).  Generated per arity; compiled under this file's
+# name, so Numba's cache finds it here, and closed over the source stamp
+# alone.  The parallel target hands long unit-stride runs to ``blocks``.
 _LOOP = """
 def make(stamp):
     def {qualname}(args, dims, steps, data):
@@ -187,14 +199,23 @@ def make(stamp):
                         element(args[{nin}], (start + j) * s{nin}, ty)[0] = b{nin}[j]
         else:
             for i in range(n):
-                element(args[{nin}], i * s{nin}, ty)[0] = kernel({loads})
+                serial({singles})
     return {qualname}
 """
 
-_PARALLEL = """        if {unit} and n >= threshold:
+# every operand unit-stride: the element loop over the whole run (the
+# parallel target's blocks from its threshold on)
+_UNIT = """        if {unit}:
 {views}
-            blocks({operands})
+{run}
         el"""
+
+_SERIAL_RUN = """            serial({operands})"""
+
+_SERIAL_OR_BLOCKS = """            if n >= threshold:
+                blocks({operands})
+            else:
+                serial({operands})"""
 
 _FILL = """            b{k} = buffer(ty)
             if s{k} == 0:
@@ -345,9 +366,8 @@ def _loop_source(qualname, nin, parallel):
     pad = " " * 12
     views = "\n".join(f"{pad}{'out' if k == nin else f'a{k}'} = "
                       f"carray(element(args[{k}], 0, ty), n)" for k in ops)
-    head = (_PARALLEL.format(unit=" and ".join(f"s{k} == size" for k in ops), views=views,
-                             operands=_operands(nin))
-            if parallel else "        ")
+    run = (_SERIAL_OR_BLOCKS if parallel else _SERIAL_RUN).format(operands=_operands(nin))
+    head = _UNIT.format(unit=" and ".join(f"s{k} == size" for k in ops), views=views, run=run)
     return _LOOP.format(
         qualname=qualname, nin=nin, operands=_operands(nin), parallel=head,
         steps="\n".join(f"        s{k} = steps[{k}]" for k in ops),
@@ -357,7 +377,7 @@ def _loop_source(qualname, nin, parallel):
                           + [f"            b{nin} = buffer(ty)"]),
         gathers="\n".join([_GATHER.format(k=k) for k in range(nin)]
                            + [_OUT.format(k=nin)]),
-        loads=", ".join(f"element(args[{k}], i * s{k}, ty)[0]" for k in range(nin)))
+        singles=", ".join(f"carray(element(args[{k}], i * s{k}, ty), 1)" for k in ops))
 
 
 def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None):
