@@ -193,6 +193,14 @@ def vector_loop_mix(compiled, sig):
     16 ``ymm`` registers (AVX2) LLVM spills the kernel's constants once
     before the loop, and that preheader holds more packed moves than the
     body holds arithmetic."""
+    best = vector_loop(compiled, sig)
+    ops = collections.Counter(_INSTR.match(i).group(1) for i in best)
+    return len(best), ops
+
+
+def vector_loop(compiled, sig):
+    """The instructions (assembly lines) of the vector loop of a compiled
+    loop, as :func:`vector_loop_mix` finds it."""
     lines = [ln for ln in compiled.inspect_asm(sig).splitlines()
              if _LABEL.match(ln) or _INSTR.match(ln)]
     where = {_LABEL.match(ln).group(1): i for i, ln in enumerate(lines) if _LABEL.match(ln)}
@@ -203,8 +211,17 @@ def vector_loop_mix(compiled, sig):
             body = [ln for ln in lines[where[jump.group(1)]:j + 1] if _INSTR.match(ln)]
             if _packed(body) > _packed(best):
                 best = body
-    ops = collections.Counter(_INSTR.match(i).group(1) for i in best)
-    return len(best), ops
+    return best
+
+
+def selects(instructions):
+    """How many of ``instructions`` choose between lanes: what each ISA
+    compiles a vector select to.  AVX2 has ``vblendvpd`` (a vector mask);
+    AVX-512 ``vblendmpd`` and, more often, any instruction written under a
+    mask register (``{%k1}``, merging or zeroing: a masked move, or
+    arithmetic fused with its select).  Compares that only write a mask
+    register are not selects."""
+    return sum("blend" in _INSTR.match(i).group(1) or "{%k" in i for i in instructions)
 
 
 _LABEL = re.compile(r"^(\.?[A-Za-z_][\w.]*):")

@@ -266,6 +266,7 @@ def _function_ir(module, marker):
     return found.split("\n}\n", 1)[0] + "\n" + attributes
 
 
+@pytest.mark.isa
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ALL + FAMILIES)
 def test_loop_is_vectorised(name, dtype):

@@ -166,6 +166,19 @@ def apart(a, sa, out, sout, n, size):
 BUFFER = {"e": 1920, "f": 960, "d": 480}
 
 
+@intrinsic
+def never_inlined(typingctx):
+    """Keep LLVM from inlining the function being compiled into its
+    callers (Numba's ``inline="never"`` is about Numba's own IR inlining;
+    LLVM still inlined a small element loop, norm_pdf's float32 one for
+    AVX2, into the ufunc loop's two call sites)."""
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("noinline")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
 # The loop: every operand unit-stride, the vectorised element loop
 # (``serial``) over the whole run; otherwise the same element loop on
 # blocks of BUFFER elements, an operand with unit stride as a view of its
@@ -304,8 +317,10 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
     of the compiling process, so two cached loops whose callees share a
     name can be linked to each other's code when both are loaded."""
     scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors,
-             "uint64": np.uint64}
+             "never_inlined": never_inlined, "uint64": np.uint64}
     prefer = "prefer_wide_vectors()" if wide else "pass"
+    if inline == "never":
+        prefer += "; never_inlined()"
     loads = ", ".join(f"a{k}[i]" for k in range(nin))
     if ordinary is None:
         exec(_SERIAL.format(name=name, operands=_operands(nin), prefer=prefer, loads=loads),
