@@ -10,6 +10,8 @@ differently in every process, which made every process recompile them
 import subprocess
 import sys
 
+import numpy as np
+
 import pytest
 
 pytestmark = pytest.mark.unit
@@ -38,3 +40,106 @@ def test_every_loop_hits_the_cache_in_a_new_process():
     assert len(second) > 60
     missed = [row for row in second if int(row[3]) == 0]
     assert not missed, missed
+
+
+# ------------------------------------------------------------ damaged cache
+
+_RUN = """
+import json, sys, warnings
+import numpy as np
+import gelu_numba as g, gelu_numba.parallel as gp
+from gelu_numba import catalog
+from gelu_numba.targets import cpu, parallel
+x = np.load(sys.argv[1])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    y, yp = g.gelu(x), gp.gelu(x)
+hits = [cpu.REGISTRY.compile(catalog.lookup("gelu"), "f").cache_hits,
+        parallel.REGISTRY.compile(catalog.lookup("gelu"), "f").cache_hits]
+np.save(sys.argv[2], np.stack([y, yp]))
+print(json.dumps({"hits": hits, "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+def _exact_gelu(x):
+    from reference import mp
+    return [mp.gelu(float(v)) for v in x]
+
+
+def _within_bound(values, x, exact):
+    from reference import mp
+    return max(mp.ulp_error(float(v), e, np.float32) for v, e in zip(values, exact)) < 0.51
+
+
+def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
+    # random bytes in the index, then in the data file, of gelu's float32
+    # loop and of the parallel loop's block runner: the next process
+    # computes the right values, warns once naming the entry, and rewrites
+    # it, so that the process after it loads it again without a word
+    import json
+    import os
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    x = np.linspace(-12, 4, 401).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    exact = _exact_gelu(x)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _RUN, str(tmp_path / "x.npy"),
+                              str(tmp_path / "y.npy")], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        report = json.loads(out.stdout.strip().splitlines()[-1])
+        for y in np.load(tmp_path / "y.npy"):
+            assert _within_bound(y, x, exact)
+        return report
+
+    assert run()["hits"] == [0, 0]          # compiled, cache filled
+    rng = np.random.default_rng(0)
+    for suffix in (".nbi", ".nbc"):
+        damaged = sorted(p for p in cache.rglob(f"*{suffix}") if any(
+            f"gelu_float32{part}-" in p.name for part in ("", "_parallel", "_blocks")))
+        assert len(damaged) == 3, damaged
+        for path in damaged:
+            path.write_bytes(rng.integers(0, 256, path.stat().st_size or 64,
+                                          dtype=np.uint8).tobytes())
+        report = run()
+        assert report["hits"] == [0, 0]
+        # one warning a loop, naming every entry it wrote anew
+        serial, par = sorted(report["warnings"], key=lambda m: "_parallel" in m)
+        assert "could not be read" in serial and "gelu_float32-" in serial
+        assert "gelu_float32_parallel-" in par and "gelu_float32_blocks-" in par
+        assert all(".nbi" in m for m in (serial, par))
+        report = run()                       # written anew: loaded, silently
+        assert report == {"hits": [1, 1], "warnings": []}, report
+
+
+_COLD = """
+import sys
+
+import numpy as np
+import numpy as np
+import gelu_numba as g
+x = np.load(sys.argv[1])
+np.save(sys.argv[2], np.stack([g.gelu(x), g.gelu_backward(x, x)]))
+"""
+
+
+def test_six_cold_processes_on_one_empty_cache(tmp_path):
+    # six processes start together on one empty cache directory; each
+    # compiles and writes the same entries, and each must compute GELU and
+    # its backward within the stated bound of mpmath
+    import os
+    from reference import mp
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    x = np.linspace(-9, 4, 131).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    runs = [subprocess.Popen([sys.executable, "-c", _COLD, str(tmp_path / "x.npy"),
+                              str(tmp_path / f"y{k}.npy")], env=env, stderr=subprocess.PIPE,
+                             text=True) for k in range(6)]
+    errors = [run.communicate(timeout=600)[1] for run in runs]
+    assert all(run.returncode == 0 for run in runs), errors
+    exact = (_exact_gelu(x), [mp.gelu_backward(float(v), float(v)) for v in x])
+    for k in range(6):
+        y, backward = np.load(tmp_path / f"y{k}.npy")
+        assert _within_bound(y, x, exact[0]) and _within_bound(backward, x, exact[1]), k

@@ -18,10 +18,24 @@
   signature of :class:`gelu_numba.targets.cuda.FastLaunch`).  If they
   change: a table of the float and integer types.
 
+* ``numba.core.caching.FunctionCache`` and its index file's
+  ``_load_index``, ``_load_data`` and ``flush``: whether a function's
+  on-disk cache entry can be read, and emptying its index when it cannot
+  (:func:`compile_repairing`).  Numba reads the entry with ``pickle`` and
+  lets every error out of it, so a damaged index or data file (a disk
+  error, a writer killed mid-write) made every later compilation of the
+  function fail, in every process, until the files were deleted by hand.
+  If they change: the probe fails by name.
+
 ``numba.core.types``, ``cgutils`` and ``errors`` are the extension API that
 Numba documents for ``@intrinsic`` and ``@overload``; they are used directly.
 """
 
+import os
+import threading
+import warnings
+
+from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher, cpu_target
 from numba.np.numpy_support import as_dtype, from_dtype
@@ -32,6 +46,57 @@ def refresh_typing():
     cpu_target.typing_context.refresh()
 
 
+#: cache entries already reported as damaged (each is reported once)
+_REPORTED = set()
+_LOCK = threading.Lock()
+
+
+def _cache_of(function):
+    """The on-disk cache of a dispatcher (its own), or of a Python function
+    that a ``cfunc(..., cache=True)`` compiles."""
+    cache = getattr(function, "_cache", None)
+    return cache if isinstance(cache, FunctionCache) else FunctionCache(function)
+
+
+def _flush_if_damaged(function):
+    """Empty ``function``'s cache index if its entry cannot be read, and
+    return the index's path; None if it reads (or there is none)."""
+    cache = _cache_of(function)
+    files = cache._cache_file
+    try:
+        for name in files._load_index().values():
+            try:
+                files._load_data(name)
+            except OSError:
+                pass   # (Numba's own rule: a missing data file is a miss)
+    except Exception:  # noqa: BLE001 (whatever unpickling random bytes raises)
+        cache.flush()
+        return os.path.join(cache.cache_path, files._index_name)
+    return None
+
+
+def compile_repairing(compile, functions, what):
+    """``compile()``; if it raises and the on-disk cache entry of one of
+    ``functions`` (dispatchers, or Python functions of cached ``cfunc``\ s)
+    cannot be read, empty that entry's index, warn once naming its path,
+    and ``compile()`` again, which compiles afresh and writes the entry
+    anew.  Errors with readable entries are raised as they are."""
+    try:
+        return compile()
+    except Exception as error:  # noqa: BLE001 (re-raised below unless the cache is damaged)
+        with _LOCK:
+            damaged = [path for path in map(_flush_if_damaged, functions) if path]
+            new = [path for path in damaged if path not in _REPORTED]
+            _REPORTED.update(damaged)
+        if not damaged:
+            raise
+        if new:
+            warnings.warn(f"gelu_numba: Numba's cache entry of {what} could not be read "
+                          f"({type(error).__name__}: {error}); compiled afresh and written "
+                          f"anew: {', '.join(new)}", RuntimeWarning, stacklevel=3)
+        return compile()
+
+
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
     if not (isinstance(CPUDispatcher, type) and issubclass(CPUDispatcher, Dispatcher)):
@@ -39,6 +104,13 @@ def probe():
                           "Dispatcher class in this Numba")
     if not callable(getattr(cpu_target.typing_context, "refresh", None)):
         raise ImportError("gelu_numba: Numba's CPU typing context has no refresh()")
+    files = FunctionCache(probe)._cache_file
+    missing = [n for n in ("_load_index", "_load_data", "flush", "_index_name")
+               if not hasattr(files, n)]
+    if missing:
+        raise ImportError("gelu_numba: Numba's cache index file has no "
+                          + ", ".join(missing))
 
 
-__all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing", "probe"]
+__all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
+           "compile_repairing", "probe"]

@@ -425,14 +425,22 @@ def loop(fn, char, cache=True):
     return compile_loop(py, cache)
 
 
-def compile_loop(py, cache):
+def compile_loop(py, cache, also=(), interleave=True):
     """The ``@cfunc`` of loop function ``py`` (:func:`loop_function`),
-    :data:`INTERLEAVE` vectors an iteration (:func:`interleaved`): the
-    serial and parallel loops of the catalog's functions."""
+    :data:`INTERLEAVE` vectors an iteration (:func:`interleaved`; not with
+    ``interleave=False``): the serial and parallel loops of the catalog's
+    functions, and the emulations'.  A cache entry that cannot be read (of
+    the loop, or of the cached dispatchers ``also`` it calls) is written
+    anew, with a warning naming it (:func:`numba_core.compile_repairing`)."""
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
-    with interleaved():
-        return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+    def compile():
+        with interleaved() if interleave else contextlib.nullcontext():
+            return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+
+    if not cache:
+        return compile()
+    return numba_core.compile_repairing(compile, [py, *also], py.__name__)
 
 
 def ordinary_form(fn, char):

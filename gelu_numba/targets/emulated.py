@@ -14,7 +14,6 @@ cast to float32 as for every ufunc of the package.
 import threading
 
 import numpy as np
-from numba import cfunc
 from gelu_numba.internals.numba_core import Dispatcher
 
 from gelu_numba.kernels.primitives import inline
@@ -50,7 +49,7 @@ def raw(name, kernel, nin):
                 # kernels call one another, so they arrive compiled (primitives.inline)
                 k = kernel if isinstance(kernel, Dispatcher) else inline(kernel)
                 py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
-                return cfunc(cpu.LOOP_SIGNATURE, cache=True, error_model="numpy")(py)
+                return cpu.compile_loop(py, cache=True, interleave=False)
 
             u = numpy_api.LazyLoops(name, nin, [(np.float32, build)]).ufunc
             # pickles as gelu_numba._emulated_raw.<name>: the public layer,

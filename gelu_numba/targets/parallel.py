@@ -124,11 +124,12 @@ def loop(fn, char, cache=True):
     # which exists once Numba has launched its threads (a loop loaded from
     # the cache does not launch them: "Symbol not found: allocate_sched")
     get_num_threads()
+    blocks = _blocks(fn, char, cache)
     py = cpu.loop_function(inline(fn.kernel(char)), char, fn.nin,
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
-                           blocks=_blocks(fn, char, cache), threshold=THRESHOLD[char],
+                           blocks=blocks, threshold=THRESHOLD[char],
                            ordinary=cpu.ordinary_form(fn, char))
-    return cpu.compile_loop(py, cache)
+    return cpu.compile_loop(py, cache, also=[blocks] if cache else [])
 
 
 REGISTRY = cpu.Registry(__name__, loop)

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba import ndtr
+from gelu_numba.internals import numba_core
 from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
 from gelu_numba.targets.stamp import STAMP
 
@@ -39,6 +40,12 @@ def make_loop(stamp):
     return _soi_loop
 
 
-#: ``soi_loop(x, seed, out)``: 1-D ``x`` and ``out`` of one float dtype,
-#: ``seed`` a ``numpy.uint64``
-soi_loop = make_loop(STAMP)
+_LOOP = make_loop(STAMP)
+
+
+def soi_loop(x, seed, out):
+    """The loop on 1-D ``x`` and ``out`` of one float dtype, ``seed`` a
+    ``numpy.uint64``; compiled (or loaded from Numba's cache, written anew
+    if it cannot be read) on the first call for a dtype."""
+    numba_core.compile_repairing(lambda: _LOOP(x, seed, out), [_LOOP],
+                                 "the stochastic 0-I map's loop")
