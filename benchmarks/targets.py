@@ -3,6 +3,7 @@
 Usage::
 
     python -m benchmarks.targets [--one-core] [--rounds 9] [--quick] [--isa avx2]
+    python -m benchmarks.targets --layouts [--rounds 15] [--isa avx2]
 
 Each row is a ratio of two implementations timed in interleaved rounds on
 the same arrays (standard normal, output allocated by each call), so that
@@ -21,6 +22,9 @@ the PyTorch and JAX thread pools.  PyTorch runs with one thread, JAX with one
 intra-op thread and ``jax_enable_x64`` (``benchmarks.peers``).  ``--isa
 avx2`` runs Numba, PyTorch and oneDNN on their AVX2 code on any x86 machine
 (:mod:`benchmarks.isa`).  Prints a markdown table naming the ISA.
+``--layouts`` prints the layout table instead (:mod:`benchmarks.layouts`:
+strided, reversed, column and transposed views, scalar and broadcast
+operands, the PyTorch module's gradient layouts), on one pinned core.
 """
 
 import argparse
@@ -273,8 +277,16 @@ def main(argv=None):
                         help="sizes 10^3 and 10^5 only for the naive-Numba rows")
     parser.add_argument("--isa", choices=isa.CHOICES, default="native",
                         help="the ISA Numba, PyTorch and oneDNN run (benchmarks.isa)")
+    parser.add_argument("--layouts", action="store_true",
+                        help="the layout table alone: every call pattern against the "
+                             "contiguous call, ours and the peer's (benchmarks.layouts)")
     args = parser.parse_args(argv)
     isa.run_as(args.isa, "benchmarks.targets")
+    if args.layouts:
+        from benchmarks import layouts
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        print(layouts.report(args.rounds))
+        return 0
     from benchmarks.peers import machine
     sizes = (10**3, 10**5) if args.quick else SIZES
     # the parallel rows first: their process inherits this one's affinity

@@ -3,8 +3,8 @@ GELUs (:mod:`gelu_numba.production`) and :func:`gelu_numba.half.gelu_half32`:
 a float32 scalar kernel in, a NumPy ufunc with a single float32 loop out.
 
 The loop is the CPU target's own (:func:`gelu_numba.targets.cpu.loop_function`:
-vectorised unit-stride path, byte-offset path for other strides, cached on
-disk under the source stamp), so an emulation is timed on the same footing
+the vectorised element loop, on buffered blocks for other strides, cached
+on disk under the source stamp), so an emulation is timed on the same footing
 as the package's ufuncs.  There is no float64 loop: the emulated code is
 float32 code.  float64 inputs are refused rather than cast down (NumPy's
 safe-casting rule does the refusing); float16, bool and small integers are

@@ -4,8 +4,9 @@ The loop is the CPU target's (:mod:`gelu_numba.targets.cpu`, the same
 inlined kernel, so results are bit-identical), except that a unit-stride run
 of at least :data:`THRESHOLD` elements goes to an ``@njit(parallel=True)``
 function: a ``prange`` over blocks of :data:`BLOCK` elements, each block
-the vectorised serial loop.  Shorter or strided runs stay on the calling
-thread: never slower than the serial ufunc there.
+the vectorised serial loop.  Shorter runs, and strided or broadcast
+operands (the serial loop's buffered blocks), stay on the calling thread:
+never slower than the serial ufunc there.
 
 Threads: Numba's threading layer, whichever Numba selects (``tbb``, then
 ``omp``, then ``workqueue``, or ``NUMBA_THREADING_LAYER``); importing this
