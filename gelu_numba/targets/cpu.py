@@ -201,7 +201,7 @@ def make(stamp):
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
         n = dims[0]
 {steps}
-{parallel}if s{nin} != 0 and {apart}:
+{head}if s{nin} != 0 and {apart}:
 {scratch}
             for start in range(0, n, block):
                 m = min(block, n - start)
@@ -249,8 +249,9 @@ _OUT = """                if s{k} == size:
                 else:
                     out = carray(b{k}, m)"""
 
-# The element loop over unit-stride operands: the serial ufunc inlines it,
-# each block of the parallel one calls it (gelu_numba.targets.parallel).
+# The element loop over unit-stride operands: the ufunc loop calls it on
+# the whole run or on each buffered block, each block of the parallel one
+# calls it too (gelu_numba.targets.parallel).
 # The index is unsigned: for a signed one Numba emits the wraparound
 # ``i + size if i < 0``, and where LLVM fails to prove i >= 0 it vectorises
 # the loads and stores as gathers and scatters.  It did so for the float64
@@ -384,7 +385,7 @@ def _loop_source(qualname, nin, parallel):
     run = (_SERIAL_OR_BLOCKS if parallel else _SERIAL_RUN).format(operands=_operands(nin))
     head = _UNIT.format(unit=" and ".join(f"s{k} == size" for k in ops), views=views, run=run)
     return _LOOP.format(
-        qualname=qualname, nin=nin, operands=_operands(nin), parallel=head,
+        qualname=qualname, nin=nin, operands=_operands(nin), head=head,
         steps="\n".join(f"        s{k} = steps[{k}]" for k in ops),
         apart=" and ".join(f"apart(args[{k}], s{k}, args[{nin}], s{nin}, n, size)"
                            for k in range(nin)),
@@ -402,7 +403,7 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordi
     operands), runs of at least ``threshold`` elements go to it.
     ``ordinary``: the kernel's ordinary form (:func:`serial_loop`)."""
     ty = _NUMBA_TYPES[char]
-    scope = {"__name__": __name__, "kernel": kernel, "ty": ty, "size": ty.bitwidth // 8,
+    scope = {"__name__": __name__, "ty": ty, "size": ty.bitwidth // 8,
              "carray": carray, "element": element, "blocks": blocks,
              "threshold": threshold, "apart": apart, "block": BUFFER[char],
              "buffer": scratch(BUFFER[char]),
