@@ -36,6 +36,8 @@ import numpy as np
 from benchmarks import isa
 
 N = 10**6
+#: back-to-back calls per timing of the one-element call
+CALLS = 20000
 
 
 def race(funcs, rounds):
@@ -116,9 +118,10 @@ def numpy_rows(rounds):
     return rows
 
 
-def call_rows(rounds, calls=20000):
+def call_rows(rounds):
     """Per-call cost at one element, nanoseconds: ours and ``np.exp``."""
     import gelu_numba as g
+    calls = CALLS
     rows = []
     for dtype in (np.float32, np.float64):
         x = np.ones(1, dtype)
@@ -154,11 +157,13 @@ def _torch_rows(torch, g, gt, rounds):
     ours, stock = gt.GELU(), torch.nn.GELU()
     flat = torch.randn(N, generator=gen).requires_grad_()
     dy = torch.randn(N, generator=gen)
-    square = torch.randn(1000, 1000, generator=gen).requires_grad_()
-    linear = torch.nn.Linear(1000, 1000)
-    nchw = torch.randn(10, 100, 32, 32, generator=gen).to(
+    side = round(N ** 0.5)                      # 1000 for 10^6 elements
+    square = torch.randn(side, side, generator=gen).requires_grad_()
+    linear = torch.nn.Linear(side, side)
+    shape = (max(1, N // 102400), 100, 32, 32)  # (10, 100, 32, 32) for 10^6
+    nchw = torch.randn(shape, generator=gen).to(
         memory_format=torch.channels_last).requires_grad_()
-    d_nchw = torch.randn(10, 100, 32, 32, generator=gen).to(memory_format=torch.channels_last)
+    d_nchw = torch.randn(shape, generator=gen).to(memory_format=torch.channels_last)
 
     def step(module, x, backward):
         def f():
@@ -197,7 +202,7 @@ def _torch_rows(torch, g, gt, rounds):
                      _cell(ratio(t, f"ours {name}", f"pair {name}")) + " its ufuncs",
                      _cell(ratio(t, f"ours {name}", f"nn {name}")) + " nn.GELU",
                      "<= 1.15x its ufuncs; <= 1.6x nn.GELU"))
-    rows.append(("float32", "a step of GELU() then Linear(1000, 1000), sum().backward()",
+    rows.append(("float32", f"a step of GELU() then Linear({side}, {side}), sum().backward()",
                  "-", _cell(ratio(t, "ours linear", "nn linear")) + " nn.GELU", ""))
     # back to back: each callable timed in a block of its own rounds
     blocks = {}

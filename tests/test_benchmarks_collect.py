@@ -58,6 +58,7 @@ def test_layout_report_has_every_pattern(monkeypatch, tmp_path):
     # the report's first line the command that made it
     from benchmarks import layouts
     monkeypatch.setattr(layouts, "N", 4096)
+    monkeypatch.setattr(layouts, "CALLS", 100)
     monkeypatch.setattr(layouts.os, "sched_setaffinity", lambda *args: None)  # (the worker's)
     out = tmp_path / "layouts.md"
     assert layouts.main(["--rounds", "1", "--out", str(out)]) == 0

@@ -121,16 +121,15 @@ import numpy as np
 import numpy as np
 import gelu_numba as g
 x = np.load(sys.argv[1])
-np.save(sys.argv[2], np.stack([g.gelu(x), g.gelu_backward(x, x)]))
+np.save(sys.argv[2], g.gelu(x))
 """
 
 
 def test_six_cold_processes_on_one_empty_cache(tmp_path):
     # six processes start together on one empty cache directory; each
-    # compiles and writes the same entries, and each must compute GELU and
-    # its backward within the stated bound of mpmath
+    # compiles and writes the same entries, and each must compute GELU
+    # within the stated bound of mpmath
     import os
-    from reference import mp
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     x = np.linspace(-9, 4, 131).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
@@ -139,7 +138,6 @@ def test_six_cold_processes_on_one_empty_cache(tmp_path):
                              text=True) for k in range(6)]
     errors = [run.communicate(timeout=600)[1] for run in runs]
     assert all(run.returncode == 0 for run in runs), errors
-    exact = (_exact_gelu(x), [mp.gelu_backward(float(v), float(v)) for v in x])
+    exact = _exact_gelu(x)
     for k in range(6):
-        y, backward = np.load(tmp_path / f"y{k}.npy")
-        assert _within_bound(y, x, exact[0]) and _within_bound(backward, x, exact[1]), k
+        assert _within_bound(np.load(tmp_path / f"y{k}.npy"), x, exact), k
