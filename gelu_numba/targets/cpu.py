@@ -15,10 +15,11 @@ Loops
     gives the contiguous call's bits (``tests/test_layouts.py``).  The
     element loop of a kernel with an ordinary form (the
     float64 exact functions) runs it on each block of elements all in its
-    range (:func:`serial_loop`), and the catalog's loops (serial, parallel,
-    and those ``@njit`` callers run) are compiled with :data:`INTERLEAVE`
-    independent vectors an iteration (:func:`interleaved`; the float16 and
-    emulation loops are not).
+    range (:func:`serial_loop`), and the element loops of the catalog's
+    functions (serial, parallel, and those ``@njit`` callers run) are
+    compiled with :data:`INTERLEAVE` independent vectors an iteration
+    (:func:`interleaved`: the element loop's own compilation; the ufunc
+    loop's block copies, and the float16 and emulation loops, are not).
 
 Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
@@ -300,7 +301,8 @@ def _operands(nin):
     return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
 
 
-def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
+def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
+                interleave=False):
     """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -316,17 +318,24 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
     of its own: the code of a function called and not inlined is stored in
     the caller's cache entry under a symbol made of its name and a counter
     of the compiling process, so two cached loops whose callees share a
-    name can be linked to each other's code when both are loaded."""
+    name can be linked to each other's code when both are loaded.
+
+    ``interleave`` (with ``inline="never"``): the function compiles itself
+    :func:`interleaved` (the count of an enclosing block, else
+    :data:`INTERLEAVE`) whoever calls it, so that its caller, the ufunc
+    loop, compiles its own code (the buffered blocks' copies) without."""
     scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors,
              "never_inlined": never_inlined, "uint64": np.uint64}
     prefer = "prefer_wide_vectors()" if wide else "pass"
     if inline == "never":
         prefer += "; never_inlined()"
     loads = ", ".join(f"a{k}[i]" for k in range(nin))
+    make = (_interleaving if interleave and inline == "never"
+            else njit(inline=inline, error_model="numpy"))
     if ordinary is None:
         exec(_SERIAL.format(name=name, operands=_operands(nin), prefer=prefer, loads=loads),
              scope)
-        return njit(inline=inline, error_model="numpy")(scope[name])
+        return make(scope[name])
     in_range, form = ordinary
     inputs = ", ".join(f"a{k}" for k in range(nin))
     exec(_ALL_IN_RANGE.format(name=name, inputs=inputs, loads=loads), scope)
@@ -339,7 +348,7 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial"):
         name=name, operands=_operands(nin), prefer=prefer,
         input_slices=", ".join(f"a{k}[start:stop]" for k in range(nin)),
         slices=", ".join(f"{n}[start:stop]" for n in _operands(nin).split(", "))), scope)
-    return njit(inline=inline, error_model="numpy")(scope[name])
+    return make(scope[name])
 
 
 #: LLVM's vector interleave count for the element loops: each iteration
@@ -377,6 +386,21 @@ def interleaved(count=INTERLEAVE):
 _INTERLEAVING = [0]
 
 
+class _InterleavingDispatcher(numba_core.CPUDispatcher):
+    """An ``@njit`` function that compiles itself :func:`interleaved` (the
+    count of an enclosing block, else :data:`INTERLEAVE`), also when a
+    caller's compilation compiles it."""
+
+    def compile(self, sig):
+        with interleaved(_INTERLEAVING[0] or INTERLEAVE):
+            return super().compile(sig)
+
+
+def _interleaving(fn):
+    return _InterleavingDispatcher(py_func=fn, locals={}, targetoptions={
+        "nopython": True, "inline": "never", "error_model": "numpy"})
+
+
 def _loop_source(qualname, nin, parallel):
     ops = range(nin + 1)
     pad = " " * 12
@@ -396,19 +420,21 @@ def _loop_source(qualname, nin, parallel):
         singles=", ".join(f"carray(element(args[{k}], i * s{k}, ty), 1)" for k in ops))
 
 
-def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None):
+def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None,
+                  interleave=False):
     """The Python function of a loop (uncompiled): ``kernel`` (compiled for
     this target by the caller) applied to ``nin`` operands of dtype
     ``char``.  With ``blocks`` (an ``@njit`` function of the unit-stride
     operands), runs of at least ``threshold`` elements go to it.
-    ``ordinary``: the kernel's ordinary form (:func:`serial_loop`)."""
+    ``ordinary``: the kernel's ordinary form, ``interleave``: the element
+    loop's compilation (:func:`serial_loop`)."""
     ty = _NUMBA_TYPES[char]
     scope = {"__name__": __name__, "ty": ty, "size": ty.bitwidth // 8,
              "carray": carray, "element": element, "blocks": blocks,
              "threshold": threshold, "apart": apart, "block": BUFFER[char],
              "buffer": scratch(BUFFER[char]),
              "serial": serial_loop(kernel, nin, "never", ordinary=ordinary,
-                                   name=f"{qualname}_serial")}
+                                   name=f"{qualname}_serial", interleave=interleave)}
     source = _loop_source(qualname, nin, blocks is not None)
     exec(compile(source, __file__, "exec"), scope)
     return scope["make"](STAMP)
@@ -422,22 +448,20 @@ def loop(fn, char, cache=True):
         return half.loop(fn.name, "float16", fn.nin)
     py = loop_function(inline(fn.kernel(char)), char, fn.nin,
                        f"{fn.name}_{dtypes.LOOP_DTYPES[char]}",
-                       ordinary=ordinary_form(fn, char))
+                       ordinary=ordinary_form(fn, char), interleave=True)
     return compile_loop(py, cache)
 
 
-def compile_loop(py, cache, also=(), interleave=True):
-    """The ``@cfunc`` of loop function ``py`` (:func:`loop_function`),
-    :data:`INTERLEAVE` vectors an iteration (:func:`interleaved`; not with
-    ``interleave=False``): the serial and parallel loops of the catalog's
-    functions, and the emulations'.  A cache entry that cannot be read (of
-    the loop, or of the cached dispatchers ``also`` it calls) is written
-    anew, with a warning naming it (:func:`numba_core.compile_repairing`)."""
+def compile_loop(py, cache, also=()):
+    """The ``@cfunc`` of loop function ``py`` (:func:`loop_function`): the
+    serial and parallel loops of the catalog's functions, and the
+    emulations'.  A cache entry that cannot be read (of the loop, or of the
+    cached dispatchers ``also`` it calls) is written anew, with a warning
+    naming it (:func:`numba_core.compile_repairing`)."""
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
     def compile():
-        with interleaved() if interleave else contextlib.nullcontext():
-            return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+        return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
 
     if not cache:
         return compile()

@@ -49,7 +49,7 @@ def raw(name, kernel, nin):
                 # kernels call one another, so they arrive compiled (primitives.inline)
                 k = kernel if isinstance(kernel, Dispatcher) else inline(kernel)
                 py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
-                return cpu.compile_loop(py, cache=True, interleave=False)
+                return cpu.compile_loop(py, cache=True)
 
             u = numpy_api.LazyLoops(name, nin, [(np.float32, build)]).ufunc
             # pickles as gelu_numba._emulated_raw.<name>: the public layer,

@@ -110,7 +110,8 @@ def _blocks(fn, char, cache):
     scope = {"__name__": __name__, "np": np, "prange": prange,
              "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never",
                                        ordinary=cpu.ordinary_form(fn, char),
-                                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block"),
+                                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block",
+                                       interleave=True),
              "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
@@ -129,7 +130,7 @@ def loop(fn, char, cache=True):
     py = cpu.loop_function(inline(fn.kernel(char)), char, fn.nin,
                            f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
                            blocks=blocks, threshold=THRESHOLD[char],
-                           ordinary=cpu.ordinary_form(fn, char))
+                           ordinary=cpu.ordinary_form(fn, char), interleave=True)
     return cpu.compile_loop(py, cache, also=[blocks] if cache else [])
 
 

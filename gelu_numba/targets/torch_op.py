@@ -742,7 +742,8 @@ def eager(*tensors):
     a call dispatches, and the eager Functions dispatch none of GELU's),
     plain dense tensors with data only (not subclasses, whose
     ``__torch_dispatch__`` must see the operator; not meta, not nested,
-    not the batched tensors of autograd's own vmap, ``is_grads_batched``).  Only cheap tests: it runs on every eager call
+    not the batched tensors of autograd's own vmap, ``is_grads_batched``).
+    Only cheap tests: it runs on every eager call
     (the slower ONNX-export test is left to :func:`apply_gelu`)."""
     return (not torch.compiler.is_compiling()
             and not torch_dispatch.functorch_active()
