@@ -287,10 +287,14 @@ def test_loop_is_vectorised(name, dtype):
         pytest.skip("the check expects x86-64 vector widths")
     avx512 = "+avx512f" in _numba_cpu_features()
     char = "f" if dtype == "float32" else "d"
-    # (the parallel loop's serial branch is the same template: one check)
-    for make_loop in (cpu.loop, parallel.loop) if name == "gelu" else (cpu.loop,):
-        module = cpu.loop_llvm(make_loop, catalog.lookup(name), char)
-        ir = _function_ir(module, "_serial")
+    fn = catalog.lookup(name)
+    # the element loop compiled alone; for gelu also inside the whole ufunc
+    # loops (the serial and parallel ones are one template: one check)
+    irs = [cpu.element_loop_llvm(fn, char)]
+    if name == "gelu":
+        irs += [_function_ir(cpu.loop_llvm(make_loop, fn, char), "_serial")
+                for make_loop in (cpu.loop, parallel.loop)]
+    for ir in irs:
         assert "vector.body" in ir, f"{name} {dtype}: the element loop is not vectorised"
         assert not re.search(r"llvm\.masked\.(gather|scatter)", ir), f"{name} {dtype}"
         if name in ALL:

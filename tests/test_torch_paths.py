@@ -442,6 +442,8 @@ def test_transformers_save_and_load_keep_the_exact_gelu(family, tmp_path):
     assert exact_gelus(again)
     with torch.no_grad():
         assert torch.equal(again(ids).last_hidden_state, want)
+    if family != "bert":
+        return
     # a process that did not register the names stops; it never builds
     # another GELU in their place
     code = (f"import transformers; transformers.{model_cls.__name__}"

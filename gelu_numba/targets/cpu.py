@@ -482,6 +482,19 @@ def loop_llvm(make_loop, fn, char):
     return make_loop(fn, char, cache=False).inspect_llvm()
 
 
+def element_loop_llvm(fn, char):
+    """The optimised LLVM IR of the element loop that ``fn``'s ``char``
+    ufunc loop runs on each run or block (:func:`serial_loop`, built as
+    :func:`loop_function` builds it), compiled alone: a cheaper look than
+    :func:`loop_llvm`, which compiles the whole ufunc loop around it."""
+    loop = serial_loop(inline(fn.kernel(char)), fn.nin, "never",
+                       ordinary=ordinary_form(fn, char),
+                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial", interleave=True)
+    sig = (types.Array(_NUMBA_TYPES[char], 1, "C"),) * (fn.nin + 1)
+    loop.compile(sig)
+    return loop.inspect_llvm(sig)
+
+
 class Ufunc:
     """A NumPy ufunc of gelu_numba: the ``numpy.ufunc`` :attr:`ufunc` with
     a clear ``TypeError`` for unsupported dtypes, callable from ``@njit``.
