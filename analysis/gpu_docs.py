@@ -5,7 +5,7 @@ Usage::
 
     python -m analysis.gpu_docs [--update]
 
-Sources (each made by ``bash analysis/on_gpu.sh`` on a lent GPU and
+Sources (each made by ``bash analysis/on_gpu.sh`` on a GPU machine and
 committed as it came back; :data:`RUN` names the run's files):
 
 * the throughput report (``python -m analysis.gpu_throughput --sizes

@@ -56,7 +56,7 @@ runs at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D``
 or ``32 D`` instead. The report divides the bound by the rate of a
 device-to-device copy of the same bytes (372 G float32 / 186 G float64
 elements per second, measured with ``cuMemcpyDtoD`` on an H100 on
-2026-11-23, issue 14; two thirds of that for ``gelu_backward``, which moves
+2026-11-23; two thirds of that for ``gelu_backward``, which moves
 three arrays where the copy moves two): a kernel whose bound is below the
 copy cannot run at copy speed. These are estimates from static code, not
 measurements; the float32 kernels timed on an H100 on 2026-11-22 ran at
@@ -84,7 +84,7 @@ CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
 HALF_FORMATS = ("bfloat16", "float16")
 #: H100 SXM: multiprocessors, boost clock (Hz)
 H100_SMS, H100_CLOCK = 132, 1.98e9
-#: device-to-device copy on an H100, G elements per second (issue 14)
+#: device-to-device copy on an H100, G elements per second (2026-11-23)
 COPY_GELEMS = {"float32": 372.0, "float64": 186.0}
 _FP64 = re.compile(r"D(FMA|ADD|MUL|SETP|MNMX)\b")
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU measurements of issue 14, in steps that each fit one 10-minute call
-# on a lent H100/H200 (the device tool's limit), run from the repository root:
+# The GPU measurements, in steps that each fit in 10 minutes on an
+# H100/H200 machine, run from the repository root:
 #
 #     bash analysis/on_gpu.sh sweep throughput     # then, in a second call:
 #     bash analysis/on_gpu.sh tests

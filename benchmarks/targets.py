@@ -1,4 +1,4 @@
-"""The CPU speed targets (issues 13, 15 and 32), measured side by side in one process.
+"""The CPU speed targets, measured side by side in one process.
 
 Usage::
 
@@ -13,8 +13,8 @@ several input sets of the same size (:func:`input_sets`: up to 512, together
 at most 4 MiB, in the L2 or L3 cache): called again and again on the same
 few thousand values, a kernel with data-dependent branches (libm's ``erf``
 and ``erfc`` in the naive formulas) runs faster than on new data, because
-the branch predictor learns their outcomes (measured in the issue 32 note
-of 2026-11-26), while a model's activations differ from call to call.  The branch-free kernels of gelu_numba run at one
+the branch predictor learns their outcomes (measured
+2026-11-26), while a model's activations differ from call to call.  The branch-free kernels of gelu_numba run at one
 speed either way.  ``--one-core`` pins this process to one
 core (``os.sched_setaffinity``) for the one-thread rows, as ``taskset -c 0``
 would; the parallel rows always run in a separate, unpinned process without
@@ -187,7 +187,7 @@ def _torch_modules():
 
 def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
     """gelu_numba.torch.GELU() against torch.nn.GELU(), forward + backward
-    through autograd (issue 15's target: cost <= 1.2x, a speed ratio >=
+    through autograd (the target: cost <= 1.2x, a speed ratio >=
     0.83x, at 10^6 float32), and against the two ufunc calls it makes (the
     cost of the PyTorch layer itself)."""
     torch, gt = _torch_modules()
@@ -214,7 +214,7 @@ def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
 def half_rows(rounds, sizes=(10**5, 10**6)):
     """bfloat16 and float16 tensors through gelu_numba.torch (one pass, bits
     in and out, correctly rounded) against F.gelu and aten.gelu_backward
-    (issue 32's target: bfloat16 forward >= 0.7x at 10^6)."""
+    (the target: bfloat16 forward >= 0.7x at 10^6)."""
     torch, gt = _torch_modules()
     if torch is None:  # pragma: no cover - optional peer
         return []

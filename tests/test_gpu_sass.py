@@ -109,7 +109,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     assert 30 <= float(now[6]) <= int(now[2])
     # the common path leaves out the division's slow-path call only: a few
     # instructions of the float64 division's, none of the float32 kernel's
-    # (its reciprocal is an approximation, no subroutine); issue 33's budget
+    # (its reciprocal is an approximation, no subroutine); the budget
     # of 95 for the float64-arithmetic gelu holds on it
     assert float(now[7]) == float(now[6])
     assert float(before[6]) - 8 <= float(before[7]) < float(before[6])
@@ -122,10 +122,10 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     assert float(before[9]) < float(before[4]) / 4
     assert ("norm_pdf", "float64 (a warp with an element out of range)") in rows
     # the ordinary form (the launched kernel's choice for a warp all in
-    # range): fewer FP64 and fewer instructions, within issue 33's 300
+    # range): fewer FP64 and fewer instructions, within the budget of 300
     assert float(f64o[8]) < float(f64[8]) and float(f64o[6]) < float(f64[6])
     assert float(f64o[6]) <= 300
-    # the 2-byte forward is a table lookup: no FP64, within issue 33's budget
+    # the 2-byte forward is a table lookup: no FP64, within the budget
     # of 50 loop instructions per element (per store: ptxas unrolls it)
     for fmt in ("bfloat16", "float16"):
         half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
@@ -142,7 +142,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
             assert 4 <= float(row[6]) <= 50
         assert float(rows[("gelu", gpu_sass._half_label(f"{fmt} unrolled"))][8]) == 0
     # the lean kernels (one table row, no division), which GPUs with slow
-    # FP64 launch: no FP64, within issue 33's budgets of 95 (gelu) and 140
+    # FP64 launch: no FP64, within the budgets of 95 (gelu) and 140
     # (gelu_backward)
     lean = gpu_sass._LABELS["lean32"]
     for name, budget in (("gelu", 95), ("gelu_backward", 140)):

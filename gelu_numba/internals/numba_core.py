@@ -77,7 +77,8 @@ def _flush_if_damaged(function):
 
 def compile_repairing(compile, functions, what):
     """``compile()``; if it raises and the on-disk cache entry of one of
-    ``functions`` (dispatchers, or Python functions of cached ``cfunc``\ s)
+    ``functions`` (dispatchers, or the Python functions of cached ``cfunc``
+    loops)
     cannot be read, empty that entry's index, warn once naming its path,
     and ``compile()`` again, which compiles afresh and writes the entry
     anew.  Errors with readable entries are raised as they are."""

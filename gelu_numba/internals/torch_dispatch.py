@@ -7,7 +7,7 @@
   is under way.  If they change: always the dispatcher path (slower, same
   results).
 * ``torch._C._len_torch_dispatch_stack()``: the number of active
-  ``TorchDispatchMode``\ s, user modes and the infrastructure's alike
+  ``TorchDispatchMode`` objects, user modes and the infrastructure's alike
   (``make_fx``'s proxy mode, ``FakeTensorMode``, the functionalization of
   ``torch.export``).  A mode sees only the operators a call dispatches:
   under one, the eager kernels (which write NumPy results into an

@@ -128,8 +128,8 @@ def scratch(count):
     """An intrinsic ``scratch(ty)``: a pointer to ``count`` elements of
     ``ty`` on the stack, allocated in the function's entry block and left
     uninitialised (Numba's ``cgutils.alloca_once`` zero-fills: a memset of
-    every block on every call, contiguous calls too, which doubled the cost
-    of a one-element call); every element is written before it is read."""
+    every block on every call, contiguous calls too, a cost a one-element
+    call shows); every element is written before it is read."""
     @intrinsic
     def allocate(typingctx, ty):
         sig = types.CPointer(ty.dtype)(ty)
@@ -191,9 +191,9 @@ def never_inlined(typingctx):
 # element loop one element at a time, in order.  ``serial`` is a function
 # of its own (not inlined): one compiled copy of the kernel serves every
 # path, and its vector loop keeps its constants in registers and stack
-# slots (inlined under the block loop, LLVM rebuilt 22 of them from
-# immediates in every iteration: 85 instead of 57 instructions, float32
-# gelu 14 % slower).  Generated per arity; compiled under this file's
+# slots (inlined under the block loop, LLVM rebuilt many of them from
+# immediates in every iteration, and the loop ran slower: count its
+# instructions with benchmarks.anatomy.vector_loop).  Generated per arity; compiled under this file's
 # name, so Numba's cache finds it here, and closed over the source stamp
 # alone.  The parallel target hands long unit-stride runs to ``blocks``.
 _LOOP = """
@@ -482,14 +482,20 @@ def loop_llvm(make_loop, fn, char):
     return make_loop(fn, char, cache=False).inspect_llvm()
 
 
+def element_loop(fn, char, name):
+    """The element loop of catalog function ``fn`` for dtype ``char``: the
+    function the ufunc loop runs on each run or block, and ``@njit``
+    callers on contiguous arrays (:func:`serial_loop`, its own function,
+    compiled :func:`interleaved`)."""
+    return serial_loop(inline(fn.kernel(char)), fn.nin, "never",
+                       ordinary=ordinary_form(fn, char), name=name, interleave=True)
+
+
 def element_loop_llvm(fn, char):
-    """The optimised LLVM IR of the element loop that ``fn``'s ``char``
-    ufunc loop runs on each run or block (:func:`serial_loop`, built as
-    :func:`loop_function` builds it), compiled alone: a cheaper look than
-    :func:`loop_llvm`, which compiles the whole ufunc loop around it."""
-    loop = serial_loop(inline(fn.kernel(char)), fn.nin, "never",
-                       ordinary=ordinary_form(fn, char),
-                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial", interleave=True)
+    """The optimised LLVM IR of ``fn``'s ``char`` element loop compiled
+    alone: a cheaper look than :func:`loop_llvm`, which compiles the whole
+    ufunc loop around it."""
+    loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial")
     sig = (types.Array(_NUMBA_TYPES[char], 1, "C"),) * (fn.nin + 1)
     loop.compile(sig)
     return loop.inspect_llvm(sig)
@@ -745,14 +751,11 @@ def _njit_impl(fn, argtys):
 
 def _njit_serial(fn, char, argtys):
     """The ufunc's unit-stride element loop of ``fn`` for ``@njit`` callers
-    with these (C-contiguous, loop-dtype) array types, compiled now, under
-    :func:`interleaved` (the caller's compilation, which calls it, is not)."""
-    loop = serial_loop(inline(fn.kernel(char)), fn.nin, "never",
-                       ordinary=ordinary_form(fn, char),
-                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
+    with these (C-contiguous, loop-dtype) array types, compiled now
+    (interleaved: :func:`element_loop`)."""
+    loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
     flat = [t.copy(ndim=1, layout="C") for t in argtys]
-    with interleaved():
-        loop.compile((*flat, types.Array(_NUMBA_TYPES[char], 1, "C")))
+    loop.compile((*flat, types.Array(_NUMBA_TYPES[char], 1, "C")))
     return loop
 
 

@@ -108,10 +108,7 @@ def _blocks(fn, char, cache):
     # it as in the serial ufunc (inlined into the parfor body, the float32
     # loop ran at half that speed)
     scope = {"__name__": __name__, "np": np, "prange": prange,
-             "serial": cpu.serial_loop(inline(fn.kernel(char)), fn.nin, "never",
-                                       ordinary=cpu.ordinary_form(fn, char),
-                                       name=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block",
-                                       interleave=True),
+             "serial": cpu.element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block"),
              "block": BLOCK[char], "x86": _X86,
              "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
              "mask": _MASK, "keep": _KEEP}
