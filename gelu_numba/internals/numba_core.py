@@ -27,6 +27,12 @@
   function fail, in every process, until the files were deleted by hand.
   If they change: the probe fails by name.
 
+* ``CFunc._library._codegen._engine.get_global_value_address``: the
+  address of a module global of a compiled ``cfunc`` (the state of the XLA
+  FFI handler, :func:`global_address`), whether compiled now or loaded from
+  the cache.  If it changes: importing :mod:`gelu_numba.jax` fails with an
+  ``AttributeError`` naming the attribute.
+
 ``numba.core.types``, ``cgutils`` and ``errors`` are the extension API that
 Numba documents for ``@intrinsic`` and ``@overload``; they are used directly.
 """
@@ -98,6 +104,12 @@ def compile_repairing(compile, functions, what):
         return compile()
 
 
+def global_address(compiled, name):
+    """The address of module global ``name`` in the machine code of
+    ``cfunc`` ``compiled``."""
+    return compiled._library._codegen._engine.get_global_value_address(name)
+
+
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
     if not (isinstance(CPUDispatcher, type) and issubclass(CPUDispatcher, Dispatcher)):
@@ -114,4 +126,4 @@ def probe():
 
 
 __all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
-           "compile_repairing", "probe"]
+           "compile_repairing", "global_address", "probe"]

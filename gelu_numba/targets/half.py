@@ -105,13 +105,20 @@ def loop(name, fmt, nin):
 
 
 @functools.cache
-def bfloat16_ufunc(public):
-    """The ``uint16 -> uint16`` ufunc of the bfloat16 function ``public``
-    (a name of :data:`BFLOAT16`), its loop compiled on the first call."""
+def bfloat16_loops(public):
+    """The :class:`~gelu_numba.targets.numpy_api.LazyLoops` of the bfloat16
+    function ``public`` (a name of :data:`BFLOAT16`): its one ``uint16``
+    loop, compiled on first use."""
     from gelu_numba.targets import numpy_api
     name = BFLOAT16[public]
     nin = catalog.lookup(name).nin
     lazy = numpy_api.LazyLoops(public, nin, [
         (np.dtype(np.uint16), functools.partial(loop, name, "bfloat16", nin))])
     lazy.ufunc.__module__ = "gelu_numba._emulated_raw"  # (pickled by reference)
-    return lazy.ufunc
+    return lazy
+
+
+def bfloat16_ufunc(public):
+    """The ``uint16 -> uint16`` ufunc of the bfloat16 function ``public``
+    (a name of :data:`BFLOAT16`), its loop compiled on the first call."""
+    return bfloat16_loops(public).ufunc

@@ -1,4 +1,5 @@
-"""The source stamp: a hash of every kernel, table and target file.
+"""The source stamp: a hash of every kernel, table and target file (and of the
+XLA FFI layout).
 
 Numba's on-disk cache is invalidated by the modification time of the file
 that defines a cached function, not by the files of the functions and
@@ -22,6 +23,8 @@ def source_stamp():
     for folder in ("kernels", "tables", "targets"):
         for path in sorted((_PACKAGE / folder).rglob("*.py")):
             h.update(path.read_bytes())
+    # the XLA FFI layout the JAX handler reads
+    h.update((_PACKAGE / "internals" / "xla_ffi.py").read_bytes())
     return int.from_bytes(h.digest()[:7], "little")
 
 

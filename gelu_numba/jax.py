@@ -1,0 +1,154 @@
+"""gelu_numba.jax: the exact GELU family for JAX, as XLA FFI calls of
+compiled code.
+
+Swapping is one line::
+
+    import gelu_numba.jax as gj
+    y = gj.gelu(x)                      # was jax.nn.gelu(x, approximate=False)
+    model = nnx.Sequential(nnx.Linear(64, 128, rngs=rngs), gj.GELU(),
+                           nnx.Linear(128, 10, rngs=rngs))
+
+Every function of :mod:`gelu_numba` and :mod:`gelu_numba.approximations` is
+here under its name, taking arrays (NumPy or JAX, any shape, 0-d included;
+operands broadcast together and promote by JAX's rules) and returning a JAX
+array.  Each call is a JAX primitive that lowers to one ``custom_call`` of
+the XLA FFI target ``"gelu_numba"``: a Numba ``@cfunc`` that reads XLA's
+call frame and runs the NumPy ufunc's own loop on XLA's buffers, so the
+results are the ufunc's bits, and no Python runs on the call path
+(:mod:`gelu_numba.targets.jax_ffi`).  XLA's CPU threads flush subnormals to
+zero; the handler clears that mode around its loop, so subnormal results
+(gelu(-14.2) in float32) are kept.
+
+Transformations
+    ``jit``, ``vmap`` (any batch axes), ``grad``, ``vjp``, ``jvp``,
+    ``jacfwd``, ``jacrev``, ``hessian``, ``jax.checkpoint``, ``lax.scan``,
+    ``shard_map`` and ``jax.export``.  Derivatives come from the package's
+    own functions: GELU' through the fused ``gelu_backward(t, x)`` in both
+    modes, GELU'' by ``gelu_grad2``, and every higher order by JAX
+    operations on ``norm_pdf`` (phi' = -x phi).  ``ndtr``, ``norm_pdf``
+    and ``gelu_general`` differentiate to every order too; the
+    approximations, ``silu``, ``x_cauchy`` and ``lalu`` once (their
+    ``_grad``), and a second derivative of them raises
+    ``NotImplementedError``.
+
+Exported programs
+    A program exported with ``jax.export`` holds the target's name and the
+    ``function`` attribute, not the code: the process that deserializes and
+    runs it must import ``gelu_numba.jax`` first (which registers the
+    target with XLA), or XLA stops with an unknown custom-call target.
+
+Dtypes and accuracy
+    float32 and float64 (under ``jax_enable_x64``): the ufunc's bits.
+    float16 and bfloat16: correctly rounded, forward and backward, for
+    ``gelu``, ``gelu_grad`` and ``gelu_backward`` (the 2-byte loops of
+    :mod:`gelu_numba.half`); the other functions run in float32 and round
+    once to the input's dtype.  Other dtypes raise ``TypeError``.
+
+Devices
+    The CPU.  Arrays on other devices fail when the program is compiled
+    (XLA has no ``gelu_numba`` target for them).
+"""
+
+from gelu_numba import catalog
+from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.internals import xla_ffi as _xla_ffi
+from gelu_numba.targets import jax_ffi as _jax_ffi
+from gelu_numba.targets import jax_op as _op
+
+_xla_ffi.probe()
+_op.register()
+
+#: every ``approximate`` of :func:`gelu`: False or "none" (the exact GELU),
+#: True or "tanh", and the names of :data:`gelu_numba.approximations.APPROXIMATIONS`
+APPROXIMATE = ("none", *APPROXIMATIONS)
+
+
+def _approximation(approximate):
+    if approximate is False:
+        return "none"
+    if approximate is True:
+        return "tanh"
+    if not isinstance(approximate, str):
+        raise TypeError("gelu_numba.jax.gelu: approximate must be a bool or one of "
+                        f"{', '.join(map(repr, APPROXIMATE))} (got {type(approximate).__name__})")
+    if approximate not in APPROXIMATE:
+        raise ValueError("gelu_numba.jax.gelu: approximate must be a bool or one of "
+                         f"{', '.join(map(repr, APPROXIMATE))} (got {approximate!r})")
+    return approximate
+
+
+def _function(name):
+    fn = catalog.lookup(name)
+
+    def function(*operands):
+        if len(operands) != fn.nin:
+            raise TypeError(f"gelu_numba.jax.{name}() takes {fn.nin} operand"
+                            f"{'s' if fn.nin > 1 else ''} ({', '.join(fn.params)}), "
+                            f"got {len(operands)}")
+        return _op.call(name, *_op.prepare(name, operands))
+
+    function.__name__ = function.__qualname__ = name
+    function.__module__ = __name__
+    function.__doc__ = (f"{name}({', '.join(fn.params)})\n{fn.doc}\n\n    In JAX: arrays in "
+                        "(broadcast together), a JAX array out; see :mod:`gelu_numba.jax`.\n")
+    return function
+
+
+def gelu(x, approximate=False):
+    """The GELU, x Phi(x), or an approximation of it.
+
+    Parameters
+    ----------
+    x : array_like
+        float16, bfloat16, float32 or float64.
+    approximate : bool or str, default False
+        False or ``"none"``: the exact GELU (:func:`gelu_numba.gelu`'s
+        bits).  True or ``"tanh"``: the tanh form, as
+        ``jax.nn.gelu(x, approximate=True)`` defines it, computed
+        faithfully.  Any other name of
+        :data:`gelu_numba.approximations.APPROXIMATIONS` picks that
+        approximation.  Unlike ``jax.nn.gelu``, the default is the exact
+        GELU.
+
+    Returns
+    -------
+    jax.Array
+        In x's dtype.
+    """
+    name = _approximation(approximate)
+    return _FUNCTIONS["gelu" if name == "none" else f"gelu_{name}"](x)
+
+
+class GELU:
+    """The GELU as an activation object: ``GELU(approximate=False)(x)`` is
+    ``gelu(x, approximate)``.  Flax takes it wherever it takes an
+    activation (``nnx.Sequential``, ``linen.Sequential``, a module's
+    ``activation`` field): it is a plain callable, hashable and equal by
+    ``approximate``, with no parameters."""
+
+    __slots__ = ("approximate",)
+
+    def __init__(self, approximate=False):
+        _approximation(approximate)
+        object.__setattr__(self, "approximate", approximate)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("GELU is immutable")
+
+    def __call__(self, x):
+        return gelu(x, self.approximate)
+
+    def __eq__(self, other):
+        return type(other) is GELU and other.approximate == self.approximate
+
+    def __hash__(self):
+        return hash((GELU, self.approximate))
+
+    def __repr__(self):
+        return f"GELU(approximate={self.approximate!r})"
+
+
+_FUNCTIONS = {name: _function(name) for name in _jax_ffi.FUNCTIONS}
+globals().update({name: f for name, f in _FUNCTIONS.items() if name != "gelu"})
+
+__all__ = ["APPROXIMATE", "GELU", *_FUNCTIONS]

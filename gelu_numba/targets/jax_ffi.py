@@ -1,0 +1,248 @@
+"""The XLA FFI handler of :mod:`gelu_numba.jax` on the CPU: one compiled
+``@cfunc`` that runs the NumPy ufuncs' own inner loops on XLA's buffers.
+
+XLA calls the FFI target :data:`TARGET` with the call frame of one
+``custom_call``: the operands, one result and one string attribute,
+``function``, the catalog name.  The handler
+
+1. answers XLA's metadata query (at registration) with FFI API 0.3;
+2. checks the frame (its size and stage, the API's major version, one
+   string attribute, the number of operands, buffers of one dtype and one
+   element count) and returns an FFI error naming what is wrong, never
+   reading past what it checked;
+3. finds the function's row in :data:`TABLE` by the 64-bit FNV-1a hash of
+   the name, and in it the address of the loop for the dtype (float32,
+   float64, float16, or bfloat16 on its bits);
+4. clears the flush-to-zero and denormals-are-zero bits of MXCSR, which XLA's
+   CPU threads set, runs the loop over the contiguous buffers, and restores
+   them.  The results are the ufunc's bits, subnormal ones included.
+
+The loops are the ones the ufuncs run (:mod:`gelu_numba.targets.cpu`,
+:mod:`gelu_numba.targets.half`), compiled on first use: the handler finds
+a row's slot 0 only for a loop not used yet in this process (a program
+deserialized by ``jax.export``, say), and then calls :func:`_ensure`, a
+:mod:`ctypes` callback, once (it takes the GIL, compiles the loop and fills
+the slot).  Every later call runs machine code only.
+
+The handler is compiled (or loaded from Numba's on-disk cache) when
+:mod:`gelu_numba.jax` is imported.  It holds no address of this process:
+it reads its table's and callback's from a module global of its own code
+(:func:`gelu_numba.internals.xla_ffi.state`), written after loading.
+"""
+
+import ctypes
+import functools
+import threading
+
+import numpy as np
+from numba import cfunc, njit, types
+
+from gelu_numba import catalog
+from gelu_numba.internals import xla_ffi as ffi
+from gelu_numba.internals import numba_core
+from gelu_numba.internals.xla_ffi import call_int2, call_loop, create_error, load, state, store, text
+from gelu_numba.targets import half as half_target
+from gelu_numba.targets.stamp import STAMP
+
+#: the FFI target's name (one for every function: the ``function``
+#: attribute names it)
+TARGET = "gelu_numba"
+
+#: the functions of the table: every function of the top-level module and
+#: of the approximations, in catalog order
+FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
+                                for f in catalog.published(m)))
+#: the loop slots of a row: XLA dtype -> slot, slot -> loop char
+SLOTS = {ffi.F32: 0, ffi.F64: 1, ffi.F16: 2, ffi.BF16: 3}
+_CHARS = "fdeb"  # b: bfloat16, on its bits (the uint16 loops of targets.half)
+# a row: name hash, nin, then the four loop addresses
+_ROW = 2 + len(SLOTS)
+
+
+def fnv1a(name):
+    """The 64-bit FNV-1a hash of the ASCII ``name``, as a signed int64."""
+    h = 0xCBF29CE484222325
+    for byte in name.encode("ascii"):
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+#: name hash, nin and the loop addresses (0: not compiled yet) of each
+#: function; the handler reads it, :func:`loop_address` writes it
+TABLE = np.zeros((len(FUNCTIONS), _ROW), dtype=np.int64)
+for _row, _name in enumerate(FUNCTIONS):
+    TABLE[_row, :2] = fnv1a(_name), catalog.lookup(_name).nin
+assert len(set(TABLE[:, 0])) == len(FUNCTIONS), "two names with one hash"
+_LOCK = threading.Lock()
+
+
+def has_loop(name, char):
+    """Whether ``name`` has a loop for ``char`` ("f", "d", "e" float16,
+    "b" bfloat16): float32 and float64 always, the 2-byte formats for the
+    functions of :data:`gelu_numba.targets.half.FUNCTIONS`."""
+    return char in "fd" or name in half_target.FUNCTIONS
+
+
+def _compile(name, char):
+    from gelu_numba.targets import cpu
+    if char == "b":
+        return half_target.bfloat16_loops(f"{name}_bfloat16").compile(0)
+    return cpu.REGISTRY.compile(catalog.lookup(name), char)
+
+
+def loop_address(name, char):
+    """The address of ``name``'s ``char`` loop, compiled (or loaded from
+    Numba's cache) and written into :data:`TABLE` now if it was not."""
+    row, slot = FUNCTIONS.index(name), 2 + _CHARS.index(char)
+    with _LOCK:
+        if TABLE[row, slot] == 0:
+            TABLE[row, slot] = _compile(name, char).address
+        return int(TABLE[row, slot])
+
+
+_ENSURE_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+
+
+@_ENSURE_TYPE
+def _ensure(row, slot):
+    # the handler's cold path: 0 (an FFI error) where the loop cannot be had
+    try:
+        name, char = FUNCTIONS[row], _CHARS[slot]
+        return loop_address(name, char) if has_loop(name, char) else 0
+    except BaseException:  # noqa: BLE001 (nothing may leave a C callback)
+        return 0
+
+
+@njit(inline="always")
+def _hash(pointer, length):
+    h = np.uint64(0xCBF29CE484222325)
+    for k in range(length):
+        h = (h ^ np.uint64(load(pointer + k, types.uint8))) * np.uint64(0x100000001B3)
+    return np.int64(h)
+
+
+@njit(inline="always")
+def _count(buffer):
+    rank = load(buffer + ffi.BUFFER_RANK, types.int64)
+    dims = load(buffer + ffi.BUFFER_DIMS, types.int64)
+    n = 1
+    for k in range(rank):
+        n *= load(dims + 8 * k, types.int64)
+    return n
+
+
+def _handler_source(stamp):
+    """The handler (its table, row count and callback: :func:`state`)."""
+    row_bytes = 8 * _ROW
+    invalid = ffi.ERROR_INVALID_ARGUMENT
+
+    def handler(frame):
+        stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
+        table, rows, ensure = state(0), state(1), state(2)
+        api = load(frame + ffi.FRAME_API, types.int64)
+        if load(frame + ffi.FRAME_SIZE, types.int64) < ffi.FRAME_STRUCT_SIZE:
+            return create_error(api, invalid, text(
+                "gelu_numba: the XLA_FFI_CallFrame is smaller than FFI API 0.3's"))
+        if load(api + ffi.API_VERSION_MAJOR, types.int32) != ffi.API_MAJOR:
+            return create_error(api, invalid, text(
+                "gelu_numba: XLA's FFI API major version is not 0"))
+        extension = load(frame + ffi.FRAME_EXTENSION, types.int64)
+        if extension != 0 and load(extension + ffi.EXTENSION_TYPE, types.int32) == ffi.EXTENSION_METADATA:
+            meta = load(extension + ffi.METADATA, types.int64)
+            store(meta + ffi.META_VERSION_SIZE, np.int64(ffi.VERSION_STRUCT_SIZE))
+            store(meta + ffi.META_VERSION_EXTENSION, np.int64(0))
+            store(meta + ffi.META_MAJOR, np.int32(ffi.API_MAJOR))
+            store(meta + ffi.META_MINOR, np.int32(ffi.API_MINOR))
+            store(meta + ffi.META_TRAITS, np.uint32(0))
+            if load(meta, types.int64) >= ffi.META_STATE_TYPE + 8:
+                store(meta + ffi.META_STATE_TYPE, np.int64(0))
+            return 0
+        if load(frame + ffi.FRAME_STAGE, types.int32) != ffi.STAGE_EXECUTE:
+            return create_error(api, invalid, text(
+                "gelu_numba: called at an execution stage other than execute"))
+        if (load(frame + ffi.ATTRS_SIZE, types.int64) != 1
+                or load(load(frame + ffi.ATTRS_TYPES, types.int64), types.int32) != ffi.ATTR_STRING):
+            return create_error(api, invalid, text(
+                "gelu_numba: expected one attribute, the string 'function'"))
+        span = load(load(frame + ffi.ATTRS, types.int64), types.int64)
+        h = _hash(load(span, types.int64), load(span + 8, types.int64))
+        row = -1
+        for r in range(rows):
+            if load(table + r * row_bytes, types.int64) == h:
+                row = r
+                break
+        if row < 0:
+            return create_error(api, invalid, text(
+                "gelu_numba: unknown function (not one of gelu_numba's or its "
+                "approximations')"))
+        base = table + row * row_bytes
+        nin = load(base + 8, types.int64)
+        if load(frame + ffi.ARGS_SIZE, types.int64) != nin or load(frame + ffi.RETS_SIZE, types.int64) != 1:
+            return create_error(api, invalid, text(
+                "gelu_numba: wrong number of operands or results for the function"))
+        if load(load(frame + ffi.RETS_TYPES, types.int64), types.int32) != ffi.RET_BUFFER:
+            return create_error(api, invalid, text("gelu_numba: the result is not a buffer"))
+        result = load(load(frame + ffi.RETS, types.int64), types.int64)
+        dtype = load(result + ffi.BUFFER_DTYPE, types.int32)
+        if dtype == ffi.F32:
+            slot, itemsize = 0, 4
+        elif dtype == ffi.F64:
+            slot, itemsize = 1, 8
+        elif dtype == ffi.F16:
+            slot, itemsize = 2, 2
+        elif dtype == ffi.BF16:
+            slot, itemsize = 3, 2
+        else:
+            return create_error(api, invalid, text(
+                "gelu_numba: supports float16, bfloat16, float32 and float64 buffers"))
+        n = _count(result)
+        operands = load(frame + ffi.ARGS, types.int64)
+        kinds = load(frame + ffi.ARGS_TYPES, types.int64)
+        a0 = a1 = a2 = 0
+        for k in range(nin):
+            if load(kinds + 4 * k, types.int32) != ffi.ARG_BUFFER:
+                return create_error(api, invalid, text("gelu_numba: an operand is not a buffer"))
+            buffer = load(operands + 8 * k, types.int64)
+            if load(buffer + ffi.BUFFER_DTYPE, types.int32) != dtype or _count(buffer) != n:
+                return create_error(api, invalid, text(
+                    "gelu_numba: the operands and the result differ in dtype or size"))
+            data = load(buffer + ffi.BUFFER_DATA, types.int64)
+            if k == 0:
+                a0 = data
+            elif k == 1:
+                a1 = data
+            else:
+                a2 = data
+        out = load(result + ffi.BUFFER_DATA, types.int64)
+        loop = load(base + 16 + 8 * slot, types.int64)
+        if loop == 0:
+            loop = call_int2(ensure, row, slot)
+            if loop == 0:
+                return create_error(api, invalid, text(
+                    "gelu_numba: no loop of the function for the dtype, or it failed to compile"))
+        if n > 0:
+            saved = ffi.mxcsr()
+            ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
+            if nin == 1:
+                call_loop(loop, a0, out, 0, 0, n, 2, itemsize)
+            elif nin == 2:
+                call_loop(loop, a0, a1, out, 0, n, 3, itemsize)
+            else:
+                call_loop(loop, a0, a1, a2, out, n, 4, itemsize)
+            ffi.set_mxcsr(saved)
+        return 0
+
+    return handler
+
+
+@functools.cache
+def handler():
+    """The compiled handler (a ``cfunc``; ``address`` is its entry point),
+    compiled or loaded from Numba's cache, its state written."""
+    py = _handler_source(STAMP)
+    compiled = numba_core.compile_repairing(
+        lambda: cfunc(types.int64(types.int64), cache=True)(py), [py], "the XLA FFI handler")
+    words = (ctypes.c_int64 * ffi.STATE_WORDS).from_address(
+        numba_core.global_address(compiled, ffi.STATE))
+    words[:3] = TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value
+    return compiled

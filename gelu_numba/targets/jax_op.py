@@ -1,0 +1,244 @@
+"""JAX target: every function of the catalog as one JAX primitive on the
+XLA FFI handler of :mod:`gelu_numba.targets.jax_ffi`.
+
+Everything that knows about JAX's primitive, autodiff, batching and
+lowering APIs is here; :mod:`gelu_numba.jax` is the user-facing layer.
+Imported only by it (it imports jax).
+
+The primitive ``gelu_numba`` (parameter ``function``: a catalog name) takes
+operands of one shape and one dtype and gives ``function`` of them
+elementwise, in that dtype.  It lowers to a ``stablehlo.custom_call`` of the
+FFI target ``gelu_numba`` with the attribute ``function``: the program holds
+no Python callback, and ``jax.export`` serialises it as it is.
+
+Rules
+    vmap: elementwise, so the batch axes of the operands are moved to the
+    front (broadcast where an operand has none) and the primitive runs on
+    the batched operands.
+    jvp: :data:`_JVP`, from the package's own derivatives.  GELU's tangent
+    is the fused ``gelu_backward(t, x)`` (one rounding, as the backward pass
+    of :mod:`gelu_numba.torch`), which is linear in ``t``: its transpose is
+    ``gelu_backward(ct, x)``, so ``grad`` and ``vjp`` take the same fused
+    loop.  Every order of the exact GELU, Phi, phi and the generalised GELU
+    differentiates: GELU'' is ``gelu_grad2`` and GELU''' =
+    phi(x) x (x - 2)(x + 2) by JAX operations on ``norm_pdf``, whose own
+    derivative is -x phi(x).  The approximations, SiLU, x-Cauchy and LaLU
+    have their first derivatives (the ``_grad`` ufuncs); a second raises
+    ``NotImplementedError``.
+
+dtypes
+    float32 and float64 run the ufuncs' loops; float16 and bfloat16 the
+    correctly rounded 2-byte loops (bits in, bits out) where the function
+    has them (:data:`gelu_numba.targets.half.FUNCTIONS`), and otherwise the
+    float32 loop between an exact conversion to float32 and one rounding
+    back, as :mod:`gelu_numba.torch` does.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+from gelu_numba.internals import jax_sharding
+from gelu_numba.targets import jax_ffi
+
+#: the accepted dtypes, in the words of the errors
+ACCEPTED = "float16, bfloat16, float32 or float64"
+_CHAR = {np.dtype(np.float32): "f", np.dtype(np.float64): "d",
+         np.dtype(jnp.float16): "e", np.dtype(jnp.bfloat16): "b"}
+
+_PRIMITIVE = Primitive("gelu_numba")
+
+
+def _abstract(*operands, function):
+    # elementwise: the operand's shape, dtype and sharding (explicit mesh axes)
+    x = operands[0]
+    return jax.core.ShapedArray(x.shape, x.dtype, sharding=x.sharding)
+
+
+_PRIMITIVE.def_abstract_eval(_abstract)
+
+# The FFI call itself, on the operands with a unit dimension appended: XLA
+# partitions it along every other dimension, so a sharded operand runs
+# shard by shard, whichever of its dimensions the mesh splits
+# (:func:`gelu_numba.internals.jax_sharding.batch_rule`).
+_FFI_CALL = Primitive("gelu_numba_ffi")
+_FFI_CALL.def_abstract_eval(_abstract)
+mlir.register_lowering(_FFI_CALL, jax_sharding.batch_rule({"call_target_name": jax_ffi.TARGET}),
+                       platform="cpu")
+
+
+def _lowered(*operands, function):
+    return _FFI_CALL.bind(*(o[..., None] for o in operands), function=function)[..., 0]
+
+
+mlir.register_lowering(_PRIMITIVE, mlir.lower_fun(_lowered, multiple_results=False),
+                       platform="cpu")
+
+
+@functools.cache
+def _jitted(function):
+    return jax.jit(functools.partial(_PRIMITIVE.bind, function=function))
+
+
+_PRIMITIVE.def_impl(lambda *operands, function: _jitted(function)(*operands))
+
+
+def call(function, *operands):
+    """``function`` (a catalog name) of ``operands``: arrays of one shape
+    and one floating dtype of :data:`_CHAR`.  Its loop is compiled (or
+    loaded from Numba's cache) now, at trace time, if it was not."""
+    char = _CHAR[np.dtype(operands[0].dtype)]
+    if not jax_ffi.has_loop(function, char):
+        wide = call(function, *(o.astype(jnp.float32) for o in operands))
+        return wide.astype(operands[0].dtype)
+    jax_ffi.loop_address(function, char)
+    return _PRIMITIVE.bind(*operands, function=function)
+
+
+def prepare(name, operands):
+    """``operands`` as arrays of one floating dtype (NumPy-style promotion,
+    Python scalars weak) broadcast to one shape, or the ``TypeError``
+    naming the accepted dtypes."""
+    arrays = [jnp.asarray(o) for o in operands]
+    for a in arrays:
+        if np.dtype(a.dtype) not in _CHAR:
+            raise TypeError(f"gelu_numba.jax.{name}: supports {ACCEPTED} arrays "
+                            f"(got {a.dtype})")
+    dtype = jnp.result_type(*operands)
+    return jnp.broadcast_arrays(*(a.astype(dtype) for a in arrays))
+
+
+# --------------------------------------------------------------------- vmap
+
+def _batch(operands, axes, *, function):
+    size = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
+    moved = [batching.bdim_at_front(o, a, size) for o, a in zip(operands, axes)]
+    return _PRIMITIVE.bind(*moved, function=function), 0
+
+
+batching.primitive_batchers[_PRIMITIVE] = _batch
+
+
+# ---------------------------------------------------------------------- jvp
+
+def _where_finite(x, value):
+    """``value`` at finite x, 0 at +-inf (where phi(x) times a polynomial
+    would be 0 * inf), NaN stays NaN."""
+    return jnp.where(jnp.isinf(x), jnp.zeros_like(value), value)
+
+
+def _phi_prime(x):
+    """phi'(x) = -x phi(x)."""
+    return _where_finite(x, -x * call("norm_pdf", x))
+
+
+def _gelu_third(x):
+    """GELU'''(x) = phi(x) (x**3 - 4x), as x (x - 2)(x + 2): its zeros at
+    0 and +-2 are exact (x - 2 and x + 2 are exact near them)."""
+    return _where_finite(x, call("norm_pdf", x) * (x * (x - 2) * (x + 2)))
+
+
+def _scaled(derivative):
+    """The tangent rule t * derivative(x) of a one-operand function."""
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return ad.instantiate_zeros(t) * derivative(x)
+    return rule
+
+
+def _gelu_rule(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return call("gelu_backward", ad.instantiate_zeros(t), x)
+
+
+def _backward_rule(primals, tangents):
+    (dy, x), (t_dy, t_x) = primals, tangents
+    out = jnp.zeros_like(x)
+    if type(t_dy) is not ad.Zero:
+        out = call("gelu_backward", t_dy, x)
+    if type(t_x) is not ad.Zero:
+        out = out + dy * t_x * call("gelu_grad2", x)
+    return out
+
+
+def _general_rule(primals, tangents):
+    """x Phi(z), z = (x - mu)/sigma: d/dx = Phi(z) + x phi(z)/sigma,
+    d/dmu = -x phi(z)/sigma, d/dsigma = -x phi(z) z/sigma; at sigma = 0,
+    x H(x - mu): d/dx = H(x - mu), the others 0 (almost everywhere)."""
+    (x, mu, sigma), tangents = primals, tangents
+    degenerate = sigma == 0
+    safe = jnp.where(degenerate, jnp.ones_like(sigma), sigma)
+    z = (x - mu) / safe
+    w = x * call("norm_pdf", z) / safe
+    step = jnp.where(x > mu, 1.0, jnp.where(x < mu, 0.0, 0.5)).astype(x.dtype)
+    partials = (jnp.where(degenerate, step, call("ndtr", z) + w),
+                jnp.where(degenerate, 0, -w), jnp.where(degenerate, 0, -w * z))
+    out = jnp.zeros_like(x)
+    for t, d in zip(tangents, partials):
+        if type(t) is not ad.Zero:
+            out = out + t * d
+    return out
+
+
+def _undifferentiable(name):
+    def rule(primals, tangents):
+        raise NotImplementedError(
+            f"gelu_numba.jax: {name} has no derivative here (the package has the first "
+            f"derivatives of the approximations and of SiLU, x-Cauchy and LaLU, not "
+            f"their second); differentiate a formula of your own for it")
+    return rule
+
+
+_JVP = {
+    "gelu": _gelu_rule,
+    "gelu_backward": _backward_rule,
+    "gelu_grad": _scaled(lambda x: call("gelu_grad2", x)),
+    "gelu_grad2": _scaled(_gelu_third),
+    "ndtr": _scaled(lambda x: call("norm_pdf", x)),
+    "norm_pdf": _scaled(_phi_prime),
+    "gelu_general": _general_rule,
+}
+
+
+def _jvp(primals, tangents, *, function):
+    rule = _JVP.get(function)
+    if rule is None:
+        grad = f"{function}_grad"
+        rule = (_scaled(lambda x: call(grad, x)) if grad in jax_ffi.FUNCTIONS
+                else _undifferentiable(function))
+    return call(function, *primals), rule(primals, tangents)
+
+
+ad.primitive_jvps[_PRIMITIVE] = _jvp
+
+
+def _transpose(ct, *operands, function):
+    # only gelu_backward is linear in an operand (dy): the tangent of GELU
+    if (function != "gelu_backward" or not ad.is_undefined_primal(operands[0])
+            or ad.is_undefined_primal(operands[1])):
+        raise NotImplementedError(f"gelu_numba.jax: {function} is not linear in its operands")
+    dy, x = operands
+    if type(ct) is ad.Zero:
+        return ad.Zero(dy.aval), None
+    return call("gelu_backward", ct, x), None
+
+
+ad.primitive_transposes[_PRIMITIVE] = _transpose
+
+
+def register():
+    """Register the FFI target with XLA on the CPU, once: needed before a
+    program that calls it is compiled, including one deserialized by
+    ``jax.export`` (importing :mod:`gelu_numba.jax` does it)."""
+    _register()
+
+
+@functools.cache
+def _register():
+    jax.ffi.register_ffi_target(jax_ffi.TARGET, jax.ffi.pycapsule(jax_ffi.handler().address),
+                                platform="cpu")
+    jax.ffi.register_ffi_target_as_batch_partitionable(jax_ffi.TARGET)
