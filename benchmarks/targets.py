@@ -4,6 +4,7 @@ Usage::
 
     python -m benchmarks.targets [--one-core] [--rounds 9] [--quick] [--isa avx2]
     python -m benchmarks.targets --layouts [--rounds 15] [--isa avx2]
+    python -m benchmarks.targets --jax [--rounds 9]
 
 Each row is a ratio of two implementations timed in interleaved rounds on
 the same arrays (standard normal, output allocated by each call), so that
@@ -235,6 +236,49 @@ def half_rows(rounds, sizes=(10**5, 10**6)):
     return rows
 
 
+def _jax_modules():
+    """``(jax, gelu_numba.jax)``, or ``(None, None)`` without JAX."""
+    try:
+        import jax
+
+        import gelu_numba.jax as gj
+    except ImportError:  # pragma: no cover - optional peer
+        return None, None
+    return jax, gj
+
+
+def jax_rows(rounds):
+    """gelu_numba.jax against jax.nn.gelu(approximate=False), both jitted,
+    float32, on device arrays (each call blocks until its result is ready):
+    the forward at 2^24 and 10^5, the per-call cost at 10^3, and the
+    forward + backward (``jax.grad`` of the sum) at 10^6."""
+    jax, gj = _jax_modules()
+    if jax is None:  # pragma: no cover - optional peer
+        return []
+
+    def exact(v):
+        return jax.nn.gelu(v, approximate=False)
+
+    def ready(f, sets):
+        return cycling([(lambda a=a: f(a).block_until_ready()) for a in sets])
+
+    rows = []
+    for n, target in ((1 << 24, ">= 1.5x"), (10**5, ">= 0.9x"), (10**3, ">= 1.0x (per call)")):
+        sets = [jax.device_put(a) for (a,) in input_sets("gelu", np.dtype(np.float32), n)]
+        r = speedup(ready(jax.jit(gj.gelu), sets), ready(jax.jit(exact), sets), rounds, n)
+        rows.append(("float32 gelu_numba.jax.gelu vs jax.nn.gelu(approximate=False), jit",
+                     _size(n), _cell(r), target))
+    n = 10**6
+    sets = [jax.device_put(a) for (a,) in input_sets("gelu", np.dtype(np.float32), n)]
+
+    def grad(f):
+        return jax.jit(jax.grad(lambda v: f(v).sum()))
+    r = speedup(ready(grad(gj.gelu), sets), ready(grad(exact), sets), rounds, n)
+    rows.append(("float32 forward+backward (grad of the sum) vs jax.nn.gelu(approximate=False)",
+                 _size(n), _cell(r), ">= 0.83x (cost <= 1.2x)"))
+    return rows
+
+
 _PARALLEL_CODE = """
 import sys, numpy as np, gelu_numba as g, gelu_numba.parallel as gp
 from benchmarks.targets import speedup
@@ -280,8 +324,22 @@ def main(argv=None):
     parser.add_argument("--layouts", action="store_true",
                         help="the layout table alone: every call pattern against the "
                              "contiguous call, ours and the peer's (benchmarks.layouts)")
+    parser.add_argument("--jax", action="store_true",
+                        help="the gelu_numba.jax rows alone, on one pinned core")
     args = parser.parse_args(argv)
     isa.run_as(args.isa, "benchmarks.targets")
+    if args.jax:
+        from benchmarks.peers import machine
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        rows = jax_rows(args.rounds)
+        print(f"Machine: {machine()}; ISA: {isa.describe()}; one pinned core; "
+              f"{args.rounds} interleaved rounds, median (minimum) of the per-round speed "
+              "ratios.\n")
+        print("| what | n | measured | target |")
+        print("|---|---|---|---|")
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+        return 0
     if args.layouts:
         from benchmarks import layouts
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -296,6 +354,7 @@ def main(argv=None):
     rows += one_thread_rows(args.rounds, sizes)
     rows += module_rows(args.rounds)
     rows += half_rows(args.rounds)
+    rows += jax_rows(args.rounds)
     pin = "one pinned core" if args.one_core else "unpinned"
     print(f"Machine: {machine()}; ISA: {isa.describe()}; one-thread rows on {pin}; "
           f"{args.rounds} interleaved rounds, median (minimum) of the per-round speed "

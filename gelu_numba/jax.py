@@ -32,10 +32,12 @@ Transformations
     ``NotImplementedError``.
 
 Exported programs
-    A program exported with ``jax.export`` holds the target's name and the
+    ``jax.export.export(f, disabled_checks=gelu_numba.jax.EXPORT_CHECKS)``:
+    JAX serialises custom calls only with their safety check disabled by
+    name.  The program holds the target's name (:data:`TARGET`) and the
     ``function`` attribute, not the code: the process that deserializes and
     runs it must import ``gelu_numba.jax`` first (which registers the
-    target with XLA), or XLA stops with an unknown custom-call target.
+    target with XLA), or XLA stops naming the unknown custom-call target.
 
 Dtypes and accuracy
     float32 and float64 (under ``jax_enable_x64``): the ufunc's bits.
@@ -49,14 +51,26 @@ Devices
     (XLA has no ``gelu_numba`` target for them).
 """
 
+import jax as _jax
+
 from gelu_numba import catalog
 from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.internals import jax_sharding as _jax_sharding
 from gelu_numba.internals import xla_ffi as _xla_ffi
 from gelu_numba.targets import jax_ffi as _jax_ffi
 from gelu_numba.targets import jax_op as _op
 
 _xla_ffi.probe()
+_jax_sharding.probe()
 _op.register()
+
+#: the XLA FFI target every function calls
+TARGET = _jax_ffi.TARGET
+#: ``jax.export.export``'s ``disabled_checks`` for a program that calls
+#: these functions: JAX refuses to serialise a custom call whose target it
+#: does not know to be stable (this one is as stable as the installed
+#: gelu_numba: the process that loads the program needs it too)
+EXPORT_CHECKS = (_jax.export.DisabledSafetyCheck.custom_call(TARGET),)
 
 #: every ``approximate`` of :func:`gelu`: False or "none" (the exact GELU),
 #: True or "tanh", and the names of :data:`gelu_numba.approximations.APPROXIMATIONS`
@@ -119,6 +133,28 @@ def gelu(x, approximate=False):
     return _FUNCTIONS["gelu" if name == "none" else f"gelu_{name}"](x)
 
 
+def soi_map(key, x):
+    """The paper's stochastic 0-I map: x where a Bernoulli(Phi(x)) draw is 1,
+    0 where it is 0; its mean is GELU(x).
+
+    Parameters
+    ----------
+    key : jax.Array
+        A JAX PRNG key (``jax.random.key``): the same key, the same draws.
+    x : array_like
+        float16, bfloat16, float32 or float64.
+
+    Returns
+    -------
+    jax.Array
+        In x's dtype.  Phi(x) is :func:`ndtr`; the draw is
+        ``jax.random.bernoulli(key, Phi(x))``.
+    """
+    (x,) = _op.prepare("soi_map", (x,))
+    keep = _jax.random.bernoulli(key, _op.call("ndtr", x))
+    return _jax.numpy.where(keep, x, _jax.numpy.zeros_like(x))
+
+
 class GELU:
     """The GELU as an activation object: ``GELU(approximate=False)(x)`` is
     ``gelu(x, approximate)``.  Flax takes it wherever it takes an
@@ -151,4 +187,4 @@ class GELU:
 _FUNCTIONS = {name: _function(name) for name in _jax_ffi.FUNCTIONS}
 globals().update({name: f for name, f in _FUNCTIONS.items() if name != "gelu"})
 
-__all__ = ["APPROXIMATE", "GELU", *_FUNCTIONS]
+__all__ = ["APPROXIMATE", "EXPORT_CHECKS", "GELU", "TARGET", "soi_map", *_FUNCTIONS]

@@ -247,6 +247,20 @@ def call_int2(typingctx, function, a, b):
     return types.int64(types.int64, types.int64, types.int64), codegen
 
 
+@intrinsic
+def call_madvise(typingctx, function, start, length, advice):
+    """``int madvise(void *start, size_t length, int advice)`` at address
+    ``function``."""
+    def codegen(context, builder, signature, args):
+        i64, i32 = ir.IntType(64), ir.IntType(32)
+        fnty = ir.FunctionType(i32, [ir.IntType(8).as_pointer(), i64, i32])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        result = builder.call(fn, [builder.inttoptr(args[1], ir.IntType(8).as_pointer()), args[2],
+                                   builder.trunc(args[3], i32)])
+        return builder.sext(result, i64)
+    return types.int64(types.int64, types.int64, types.int64, types.int64), codegen
+
+
 # MXCSR bits 15 (FTZ: flush results to zero) and 6 (DAZ: read denormals
 # as zero).  XLA's CPU threads run with both set; the loops give IEEE
 # results (subnormal outputs, such as gelu(-14.2) = -7e-45 in float32,

@@ -40,7 +40,9 @@ from numba import cfunc, njit, types
 from gelu_numba import catalog
 from gelu_numba.internals import xla_ffi as ffi
 from gelu_numba.internals import numba_core
-from gelu_numba.internals.xla_ffi import call_int2, call_loop, create_error, load, state, store, text
+from gelu_numba.internals.xla_ffi import (
+    call_int2, call_loop, call_madvise, create_error, load, state, store, text,
+)
 from gelu_numba.targets import half as half_target
 from gelu_numba.targets.stamp import STAMP
 
@@ -74,6 +76,18 @@ for _row, _name in enumerate(FUNCTIONS):
     TABLE[_row, :2] = fnv1a(_name), catalog.lookup(_name).nin
 assert len(set(TABLE[:, 0])) == len(FUNCTIONS), "two names with one hash"
 _LOCK = threading.Lock()
+
+# Linux's transparent huge pages: their size on x86-64, madvise's advice
+# asking for them, and the output size from which the handler asks
+HUGE_PAGE, MADV_HUGEPAGE, HUGE_OUTPUT = 1 << 21, 14, 1 << 22
+
+
+def _madvise_address():
+    """libc's ``madvise`` (0 where there is none: the handler skips it)."""
+    try:
+        return ctypes.cast(ctypes.CDLL(None).madvise, ctypes.c_void_p).value or 0
+    except (OSError, AttributeError):
+        return 0
 
 
 def has_loop(name, char):
@@ -138,7 +152,7 @@ def _handler_source(stamp):
 
     def handler(frame):
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
-        table, rows, ensure = state(0), state(1), state(2)
+        table, rows, ensure, madvise = state(0), state(1), state(2), state(3)
         api = load(frame + ffi.FRAME_API, types.int64)
         if load(frame + ffi.FRAME_SIZE, types.int64) < ffi.FRAME_STRUCT_SIZE:
             return create_error(api, invalid, text(
@@ -220,6 +234,15 @@ def _handler_source(stamp):
             if loop == 0:
                 return create_error(api, invalid, text(
                     "gelu_numba: no loop of the function for the dtype, or it failed to compile"))
+        if madvise != 0 and n * itemsize >= HUGE_OUTPUT:
+            # 2 MiB pages for the part of a large output that spans whole
+            # ones: a few faults instead of one per 4 KiB page as the loop
+            # first writes XLA's freshly mapped buffer (what NumPy does for
+            # its own large arrays); a hint, its result ignored
+            start = (out + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1)
+            end = (out + n * itemsize) & ~(HUGE_PAGE - 1)
+            if end > start:
+                call_madvise(madvise, start, end - start, MADV_HUGEPAGE)
         if n > 0:
             saved = ffi.mxcsr()
             ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
@@ -244,5 +267,6 @@ def handler():
         lambda: cfunc(types.int64(types.int64), cache=True)(py), [py], "the XLA FFI handler")
     words = (ctypes.c_int64 * ffi.STATE_WORDS).from_address(
         numba_core.global_address(compiled, ffi.STATE))
-    words[:3] = TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value
+    words[:4] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
+                 _madvise_address())
     return compiled
