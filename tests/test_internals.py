@@ -12,15 +12,16 @@ import pytest
 pytestmark = pytest.mark.unit
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gelu_numba"
-#: private names of NumPy, Numba, numba-cuda and PyTorch (the extension
+#: private names of NumPy, Numba, numba-cuda, PyTorch and JAX (the extension
 #: API Numba documents, numba.core.types/cgutils/errors/config, is public)
 PRIVATE = re.compile(r"numpy\._core|numpy\.core\b|_multiarray_umath|numba\.core\.registry|"
                      r"numba\.core\.dispatcher|numba\.np\b|_codelibrary|cudadrv|"
-                     r"torch\._C|torch\._functorch|torch\.library\._")
+                     r"torch\._C|torch\._functorch|torch\.library\._|jax\._src|_library\b")
 
 
 @pytest.mark.parametrize("name, needs", [("numpy_ufunc", None), ("numba_core", None),
-                                         ("torch_dispatch", "torch")])
+                                         ("torch_dispatch", "torch"), ("xla_ffi", "jax"),
+                                         ("jax_sharding", "jax")])
 def test_probe_passes(name, needs):
     if needs:
         pytest.importorskip(needs)
