@@ -51,6 +51,8 @@ Devices
     (XLA has no ``gelu_numba`` target for them).
 """
 
+import inspect
+
 import jax as _jax
 
 from gelu_numba import catalog
@@ -103,8 +105,22 @@ def _function(name):
 
     function.__name__ = function.__qualname__ = name
     function.__module__ = __name__
-    function.__doc__ = (f"{name}({', '.join(fn.params)})\n{fn.doc}\n\n    In JAX: arrays in "
-                        "(broadcast together), a JAX array out; see :mod:`gelu_numba.jax`.\n")
+    function.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY) for p in fn.params])
+    function.__doc__ = fn.doc + f"""
+
+    Parameters
+    ----------
+    {", ".join(fn.params)} : array_like
+        float16, bfloat16, float32 or float64 arrays or scalars, broadcast
+        together (JAX's type promotion).
+
+    Returns
+    -------
+    jax.Array
+        In the operands' dtype: the ufunc's bits in float32 and float64
+        (see :mod:`gelu_numba.jax` for the 2-byte formats).
+"""
     return function
 
 

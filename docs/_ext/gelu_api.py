@@ -6,7 +6,7 @@ Every public function of the catalog modules (``gelu_numba``,
 catalog's text plus the target's interface, so the page says exactly what
 ``help()`` says, accuracy bound and measured maxima included), with an
 example that the doctest builder runs for the CPU modules.  The modules that
-are plain Python (``gelu_numba.torch``, ``gelu_numba.production``,
+are plain Python (``gelu_numba.torch``, ``gelu_numba.jax``, ``gelu_numba.production``,
 ``gelu_numba.half``, ``gelu_numba.measured``) go through autodoc and
 numpydoc.  The pages are written to ``docs/api/`` (not committed) when the
 build starts.
@@ -27,6 +27,7 @@ PAGES = {
     "gelu_numba.gpu.device": ("CUDA device functions", "catalog"),
     "gelu_numba.half": ("Half precision", "auto"),
     "gelu_numba.torch": ("PyTorch", "auto"),
+    "gelu_numba.jax": ("JAX", "auto"),
     "gelu_numba.production": ("Production GELUs, emulated", "auto"),
     "gelu_numba.measured": ("Measured errors", "auto"),
 }
