@@ -13,13 +13,16 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
 3. finds the function's row in :data:`TABLE` by the 64-bit FNV-1a hash of
    the name, and in it the address of the loop for the dtype (float32,
    float64, float16, or bfloat16 on its bits);
-4. clears the flush-to-zero and denormals-are-zero bits of MXCSR, which XLA's
+4. asks Linux for 2 MiB pages on an output of 4 MiB or more (XLA maps a
+   fresh buffer for each call, and each 4 KiB page would fault on the
+   loop's first write);
+5. clears the flush-to-zero and denormals-are-zero bits of MXCSR, which XLA's
    CPU threads set, runs the loop over the contiguous buffers, and restores
    them.  The results are the ufunc's bits, subnormal ones included.
 
 The loops are the ones the ufuncs run (:mod:`gelu_numba.targets.cpu`,
 :mod:`gelu_numba.targets.half`), compiled on first use: the handler finds
-a row's slot 0 only for a loop not used yet in this process (a program
+a zero in a row's slot only for a loop not used yet in this process (a program
 deserialized by ``jax.export``, say), and then calls :func:`_ensure`, a
 :mod:`ctypes` callback, once (it takes the GIL, compiles the loop and fills
 the slot).  Every later call runs machine code only.
@@ -54,11 +57,11 @@ TARGET = "gelu_numba"
 #: of the approximations, in catalog order
 FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
                                 for f in catalog.published(m)))
-#: the loop slots of a row: XLA dtype -> slot, slot -> loop char
-SLOTS = {ffi.F32: 0, ffi.F64: 1, ffi.F16: 2, ffi.BF16: 3}
-_CHARS = "fdeb"  # b: bfloat16, on its bits (the uint16 loops of targets.half)
+# the loops of a row, in the handler's slot order (float32, float64,
+# float16, bfloat16; b: on its bits, the uint16 loops of targets.half)
+_CHARS = "fdeb"
 # a row: name hash, nin, then the four loop addresses
-_ROW = 2 + len(SLOTS)
+_ROW = 2 + len(_CHARS)
 
 
 def fnv1a(name):
