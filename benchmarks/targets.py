@@ -251,7 +251,8 @@ def jax_rows(rounds):
     """gelu_numba.jax against jax.nn.gelu(approximate=False), both jitted,
     float32, on device arrays (each call blocks until its result is ready):
     the forward at 2^24 and 10^5, the per-call cost at 10^3, and the
-    forward + backward (``jax.grad`` of the sum) at 10^6."""
+    forward + backward at 10^6, as ``jax.grad`` of the sum and as a ``vjp``
+    with a cotangent array."""
     jax, gj = _jax_modules()
     if jax is None:  # pragma: no cover - optional peer
         return []
@@ -276,6 +277,20 @@ def jax_rows(rounds):
     r = speedup(ready(grad(gj.gelu), sets), ready(grad(exact), sets), rounds, n)
     rows.append(("float32 forward+backward (grad of the sum) vs jax.nn.gelu(approximate=False)",
                  _size(n), _cell(r), ">= 0.83x (cost <= 1.2x)"))
+
+    # the backward a layer sees: a cotangent array from the layer above, not
+    # the broadcast of a sum's 1 (which XLA fuses into its own GELU's loop)
+    def backward(f):
+        return jax.jit(lambda v, ct: jax.vjp(f, v)[1](ct)[0])
+    cts = [jax.device_put(np.random.default_rng(100 + k).standard_normal(n).astype(np.float32))
+           for k in range(len(sets))]
+    pairs = list(zip(sets, cts))
+
+    def ready2(f):
+        return cycling([(lambda a=a, c=c: f(a, c).block_until_ready()) for a, c in pairs])
+    r = speedup(ready2(backward(gj.gelu)), ready2(backward(exact)), rounds, n)
+    rows.append(("float32 forward+backward (vjp with a cotangent array) vs "
+                 "jax.nn.gelu(approximate=False)", _size(n), _cell(r), ""))
     return rows
 
 
