@@ -101,6 +101,28 @@ def test_shapes_scalars_and_broadcasting():
     assert same_bits(gj.gelu_general(x, 0.5, np.float32(2)), g.gelu_general(x, 0.5, np.float32(2)))
 
 
+@pytest.mark.parametrize("name, dtype", [("gelu", np.float32), ("gelu_backward", np.float32),
+                                         ("gelu_general", np.float64), ("gelu", jnp.bfloat16)])
+def test_large_calls_split_across_xlas_pool_give_the_same_bits(name, dtype):
+    # from 2 * PARALLEL_CHUNK elements on, chunks run on XLA's intra-op
+    # threads too: every operand offset, the short last chunk, and the
+    # cleared flush-to-zero mode on the pool's threads (-14.2 at the end)
+    n = 3 * jax_ffi.PARALLEL_CHUNK + 12345
+    ops = operands(name, np.float32, n=n, seed=7)
+    ops[1 if name == "gelu_backward" else 0][-1000:] = -14.2      # x
+    if dtype == jnp.bfloat16:
+        x = jnp.asarray(ops[0], jnp.bfloat16)
+        assert same_bits(jax.jit(gj.gelu)(x),
+                         gh.gelu_bfloat16(np.asarray(x).view(np.uint16)).view(jnp.bfloat16))
+        return
+    ops = [o.astype(dtype) for o in ops]
+    with jax.enable_x64(dtype == np.float64):
+        out = jax.jit(getattr(gj, name))(*ops)
+    ref = getattr(g, name)(*ops)
+    assert same_bits(out, ref)
+    assert ref[-1] != 0
+
+
 # ---------------------------------------------------------- transformations
 
 def test_jit_and_the_lowered_program_has_no_callback():

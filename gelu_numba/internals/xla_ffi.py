@@ -50,7 +50,14 @@ VERSION_STRUCT_SIZE = 24
 # XLA_FFI_Api: struct_size, extension_start, api_version (24 bytes),
 # internal_api, then the function pointers, XLA_FFI_Error_Create first
 API_VERSION_MAJOR = 32
-API_ERROR_CREATE = 48
+API_ERROR_CREATE, API_ERROR_DESTROY = 48, 64
+API_THREADPOOL_SCHEDULE, API_THREADPOOL_NUM_THREADS = 136, 144
+# XLA_FFI_Error_Destroy_Args: struct_size, extension_start, error;
+# XLA_FFI_ThreadPool_Schedule_Args: struct_size, extension_start, ctx, task,
+# data; XLA_FFI_ThreadPool_NumThreads_Args: struct_size, extension_start,
+# ctx, num_threads (an int64 out-pointer)
+ERROR_DESTROY_ARGS_SIZE, SCHEDULE_ARGS_SIZE, NUM_THREADS_ARGS_SIZE = 24, 40, 32
+FRAME_CTX = 24
 # XLA_FFI_Error_Create_Args: struct_size, extension_start, message, errc
 ERROR_ARGS_SIZE = 28
 
@@ -75,9 +82,17 @@ _LAYOUT = {
     "XLA_FFI_Api_Version": ["struct_size", "extension_start", "major_version", "minor_version"],
     "XLA_FFI_Error_Create_Args": ["struct_size", "extension_start", "message", "errc"],
     "XLA_FFI_ByteSpan": ["ptr", "len"],
+    "XLA_FFI_Error_Destroy_Args": ["struct_size", "extension_start", "error"],
+    "XLA_FFI_ThreadPool_Schedule_Args": ["struct_size", "extension_start", "ctx", "task", "data"],
+    "XLA_FFI_ThreadPool_NumThreads_Args": ["struct_size", "extension_start", "ctx",
+                                           "num_threads"],
 }
 _API_HEAD = ["struct_size", "extension_start", "api_version", "internal_api",
-             "XLA_FFI_Error_Create"]
+             "XLA_FFI_Error_Create", "XLA_FFI_Error_GetMessage", "XLA_FFI_Error_Destroy",
+             "XLA_FFI_Handler_Register", "XLA_FFI_Stream_Get", "XLA_FFI_Type_Register",
+             "XLA_FFI_ExecutionContext_Get", "XLA_FFI_State_Set", "XLA_FFI_State_Get",
+             "XLA_FFI_DeviceMemory_Allocate", "XLA_FFI_DeviceMemory_Free",
+             "XLA_FFI_ThreadPool_Schedule", "XLA_FFI_ThreadPool_NumThreads"]
 
 
 def _fields(body):
@@ -131,7 +146,7 @@ def probe(header=None):
 #: loading it (the addresses of its own table and callback), so that the
 #: code holds no address and can be cached on disk
 STATE = "gelu_numba_xla_ffi_state"
-STATE_WORDS = 4
+STATE_WORDS = 8
 
 
 @intrinsic
@@ -245,6 +260,60 @@ def call_int2(typingctx, function, a, b):
         fnty = ir.FunctionType(i64, [i64, i64])
         return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), list(args[1:]))
     return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def call_int1(typingctx, function, a):
+    """``int64 function(int64 a)`` at address ``function`` (the FFI API's
+    functions take a pointer to their arguments and return an error
+    pointer; a task and ``free`` return nothing, read as 0)."""
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(i64, [i64])
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1]])
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def stack(typingctx, words):
+    """The address of ``words`` (a literal) zeroed int64s on the calling
+    function's stack, valid until it returns."""
+    if not isinstance(words, types.IntegerLiteral):
+        return None
+    count = words.literal_value
+
+    def codegen(context, builder, signature, args):
+        return builder.ptrtoint(cgutils_alloca(builder, count), ir.IntType(64))
+    return types.int64(words), codegen
+
+
+@intrinsic
+def atomic_add(typingctx, address, value):
+    """Atomically add ``value`` to the int64 at ``address`` (sequentially
+    consistent); the value before."""
+    def codegen(context, builder, signature, args):
+        pointer = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.atomic_rmw("add", pointer, args[1], "seq_cst")
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def atomic_load(typingctx, address):
+    """The int64 at ``address``, read atomically (sequentially consistent)."""
+    def codegen(context, builder, signature, args):
+        pointer = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.load_atomic(pointer, "seq_cst", 8)
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def spin_pause(typingctx):
+    """The x86 ``pause`` hint of a spin-wait loop."""
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic(
+            "llvm.x86.sse2.pause", fnty=ir.FunctionType(ir.VoidType(), []))
+        builder.call(fn, [])
+    return types.void(), codegen
 
 
 @intrinsic

@@ -44,7 +44,8 @@ from gelu_numba import catalog
 from gelu_numba.internals import xla_ffi as ffi
 from gelu_numba.internals import numba_core
 from gelu_numba.internals.xla_ffi import (
-    call_int2, call_loop, call_madvise, create_error, load, state, store, text,
+    atomic_add, atomic_load, call_int1, call_int2, call_loop, call_madvise, create_error, load,
+    spin_pause, stack, state, store, text,
 )
 from gelu_numba.targets import half as half_target
 from gelu_numba.targets.stamp import STAMP
@@ -85,10 +86,11 @@ _LOCK = threading.Lock()
 HUGE_PAGE, MADV_HUGEPAGE, HUGE_OUTPUT = 1 << 21, 14, 1 << 22
 
 
-def _madvise_address():
-    """libc's ``madvise`` (0 where there is none: the handler skips it)."""
+def _libc(name):
+    """The address of libc's ``name`` (0 where there is none: the handler
+    then skips what needs it)."""
     try:
-        return ctypes.cast(ctypes.CDLL(None).madvise, ctypes.c_void_p).value or 0
+        return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value or 0
     except (OSError, AttributeError):
         return 0
 
@@ -148,6 +150,96 @@ def _count(buffer):
     return n
 
 
+@njit(inline="always")
+def _run(loop, a0, a1, a2, out, n, nin, itemsize):
+    if nin == 1:
+        call_loop(loop, a0, out, 0, 0, n, 2, itemsize)
+    elif nin == 2:
+        call_loop(loop, a0, a1, out, 0, n, 3, itemsize)
+    else:
+        call_loop(loop, a0, a1, a2, out, n, 4, itemsize)
+
+
+# The shared state of a call split across XLA's thread pool (int64 words,
+# malloc'd: a task may start after the handler has returned, so it cannot
+# live on the handler's stack): the loop, the operands and the output, n,
+# nin, itemsize, the number of chunks and their length, the next chunk to
+# claim, the chunks done, the references left (the handler's and each
+# task's; the last frees it) and libc's free.
+_LOOP, _A0, _A1, _A2, _OUT, _N, _NIN, _ITEM = 0, 8, 16, 24, 32, 40, 48, 56
+_CHUNKS, _CHUNK, _NEXT, _DONE, _REFS, _FREE = 64, 72, 80, 88, 96, 104
+_SHARED_BYTES = 112
+
+
+@njit(inline="always")
+def _work(shared):
+    """Claim chunks and run the loop on them until none is left, with
+    flush-to-zero and denormals-are-zero cleared (and restored)."""
+    saved = ffi.mxcsr()
+    ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
+    n, itemsize = load(shared + _N, types.int64), load(shared + _ITEM, types.int64)
+    chunks, length = load(shared + _CHUNKS, types.int64), load(shared + _CHUNK, types.int64)
+    nin = load(shared + _NIN, types.int64)
+    while True:
+        c = atomic_add(shared + _NEXT, 1)
+        if c >= chunks:
+            break
+        start = c * length
+        offset = start * itemsize
+        a1 = load(shared + _A1, types.int64)
+        a2 = load(shared + _A2, types.int64)
+        _run(load(shared + _LOOP, types.int64), load(shared + _A0, types.int64) + offset,
+             a1 + offset if nin > 1 else 0, a2 + offset if nin > 2 else 0,
+             load(shared + _OUT, types.int64) + offset, min(length, n - start), nin, itemsize)
+        atomic_add(shared + _DONE, 1)
+    ffi.set_mxcsr(saved)
+
+
+@njit(inline="always")
+def _release(shared):
+    if atomic_add(shared + _REFS, -1) == 1:
+        call_int1(load(shared + _FREE, types.int64), shared)
+
+
+@njit(inline="always")
+def _destroy(api, error):
+    args = stack(3)
+    store(args, np.int64(ffi.ERROR_DESTROY_ARGS_SIZE))
+    store(args + 8, np.int64(0))
+    store(args + 16, error)
+    call_int1(load(api + ffi.API_ERROR_DESTROY, types.int64), args)
+
+
+@njit(inline="always")
+def _pool_threads(api, ctx):
+    """The threads of XLA's intra-op pool for this call (0 without one)."""
+    args = stack(4)
+    count = stack(1)
+    store(args, np.int64(ffi.NUM_THREADS_ARGS_SIZE))
+    store(args + 8, np.int64(0))
+    store(args + 16, ctx)
+    store(args + 24, count)
+    error = call_int1(load(api + ffi.API_THREADPOOL_NUM_THREADS, types.int64), args)
+    if error != 0:
+        _destroy(api, error)
+        return 0
+    return load(count, types.int64)
+
+
+def _task_source(stamp):
+    """The task XLA's pool runs (``void task(void *shared)``)."""
+    def task(shared):
+        stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
+        _work(shared)
+        _release(shared)
+    return task
+
+
+#: the smallest chunk of a call split across XLA's thread pool, in
+#: elements: below it a task's dispatch would cost more than it saves
+PARALLEL_CHUNK = 1 << 16
+
+
 def _handler_source(stamp):
     """The handler (its table, row count and callback: :func:`state`)."""
     row_bytes = 8 * _ROW
@@ -156,6 +248,7 @@ def _handler_source(stamp):
     def handler(frame):
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
         table, rows, ensure, madvise = state(0), state(1), state(2), state(3)
+        task, malloc, free = state(4), state(5), state(6)
         api = load(frame + ffi.FRAME_API, types.int64)
         if load(frame + ffi.FRAME_SIZE, types.int64) < ffi.FRAME_STRUCT_SIZE:
             return create_error(api, invalid, text(
@@ -246,16 +339,51 @@ def _handler_source(stamp):
             end = (out + n * itemsize) & ~(HUGE_PAGE - 1)
             if end > start:
                 call_madvise(madvise, start, end - start, MADV_HUGEPAGE)
-        if n > 0:
-            saved = ffi.mxcsr()
-            ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
-            if nin == 1:
-                call_loop(loop, a0, out, 0, 0, n, 2, itemsize)
-            elif nin == 2:
-                call_loop(loop, a0, a1, out, 0, n, 3, itemsize)
-            else:
-                call_loop(loop, a0, a1, a2, out, n, 4, itemsize)
-            ffi.set_mxcsr(saved)
+        threads = 0
+        if n >= 2 * PARALLEL_CHUNK and task != 0 and malloc != 0:
+            threads = _pool_threads(api, load(frame + ffi.FRAME_CTX, types.int64))
+        chunks = min(threads, n // PARALLEL_CHUNK)
+        shared = call_int1(malloc, _SHARED_BYTES) if chunks > 1 else 0
+        if shared == 0:
+            if n > 0:
+                saved = ffi.mxcsr()
+                ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
+                _run(loop, a0, a1, a2, out, n, nin, itemsize)
+                ffi.set_mxcsr(saved)
+            return 0
+        # split across XLA's intra-op pool: chunks - 1 tasks and this
+        # thread claim chunks until none is left, so that a busy pool only
+        # leaves more of them to this thread
+        store(shared + _LOOP, np.int64(loop))
+        store(shared + _A0, np.int64(a0))
+        store(shared + _A1, np.int64(a1))
+        store(shared + _A2, np.int64(a2))
+        store(shared + _OUT, np.int64(out))
+        store(shared + _N, np.int64(n))
+        store(shared + _NIN, np.int64(nin))
+        store(shared + _ITEM, np.int64(itemsize))
+        store(shared + _CHUNKS, np.int64(chunks))
+        store(shared + _CHUNK, np.int64((n + chunks - 1) // chunks))
+        store(shared + _NEXT, np.int64(0))
+        store(shared + _DONE, np.int64(0))
+        store(shared + _REFS, np.int64(chunks))
+        store(shared + _FREE, np.int64(free))
+        ctx = load(frame + ffi.FRAME_CTX, types.int64)
+        args = stack(5)
+        for _ in range(chunks - 1):
+            store(args, np.int64(ffi.SCHEDULE_ARGS_SIZE))
+            store(args + 8, np.int64(0))
+            store(args + 16, ctx)
+            store(args + 24, task)
+            store(args + 32, shared)
+            error = call_int1(load(api + ffi.API_THREADPOOL_SCHEDULE, types.int64), args)
+            if error != 0:
+                _destroy(api, error)
+                _release(shared)   # (that task's reference)
+        _work(shared)
+        while atomic_load(shared + _DONE) < chunks:
+            spin_pause()
+        _release(shared)
         return 0
 
     return handler
@@ -265,11 +393,18 @@ def _handler_source(stamp):
 def handler():
     """The compiled handler (a ``cfunc``; ``address`` is its entry point),
     compiled or loaded from Numba's cache, its state written."""
+    task = _task_source(STAMP)
+    task = numba_core.compile_repairing(
+        lambda: cfunc(types.void(types.int64), cache=True)(task), [task], "the XLA FFI task")
     py = _handler_source(STAMP)
     compiled = numba_core.compile_repairing(
         lambda: cfunc(types.int64(types.int64), cache=True)(py), [py], "the XLA FFI handler")
+    _KEEP.append(task)
     words = (ctypes.c_int64 * ffi.STATE_WORDS).from_address(
         numba_core.global_address(compiled, ffi.STATE))
-    words[:4] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
-                 _madvise_address())
+    words[:7] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
+                 _libc("madvise"), task.address, _libc("malloc"), _libc("free"))
     return compiled
+
+
+_KEEP = []
