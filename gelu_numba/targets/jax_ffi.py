@@ -19,6 +19,14 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
 5. clears the flush-to-zero and denormals-are-zero bits of MXCSR, which XLA's
    CPU threads set, runs the loop over the contiguous buffers, and restores
    them.  The results are the ufunc's bits, subnormal ones included.
+   From ``2 * PARALLEL_CHUNK`` elements on, the call is split into chunks
+   across XLA's intra-op thread pool (``XLA_FFI_ThreadPool_Schedule``, as
+   many chunks as the pool has threads): the tasks and the calling thread
+   claim chunks with an atomic counter until none is left, and the calling
+   thread returns when every chunk is done.  A busy pool only leaves more
+   chunks to the calling thread; nothing waits on a task that has not
+   started (its shared state is freed by its last user).  The loop's bits
+   do not depend on where a chunk starts, so the split changes no result.
 
 The loops are the ones the ufuncs run (:mod:`gelu_numba.targets.cpu`,
 :mod:`gelu_numba.targets.half`), compiled on first use: the handler finds
