@@ -246,17 +246,21 @@ def _task_source(stamp):
 #: the smallest chunk of a call split across XLA's thread pool, in
 #: elements: below it a task's dispatch would cost more than it saves
 PARALLEL_CHUNK = 1 << 16
+#: pause instructions the handler spins before it yields its core while a
+#: chunk runs on another thread (a few microseconds)
+SPINS = 1 << 12
 
 
 def _handler_source(stamp):
-    """The handler (its table, row count and callback: :func:`state`)."""
+    """The handler (its table, row count, callback, the task and the libc
+    functions it calls: :func:`state`)."""
     row_bytes = 8 * _ROW
     invalid = ffi.ERROR_INVALID_ARGUMENT
 
     def handler(frame):
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
         table, rows, ensure, madvise = state(0), state(1), state(2), state(3)
-        task, malloc, free = state(4), state(5), state(6)
+        task, malloc, free, yield_ = state(4), state(5), state(6), state(7)
         api = load(frame + ffi.FRAME_API, types.int64)
         if load(frame + ffi.FRAME_SIZE, types.int64) < ffi.FRAME_STRUCT_SIZE:
             return create_error(api, invalid, text(
@@ -389,8 +393,15 @@ def _handler_source(stamp):
                 _destroy(api, error)
                 _release(shared)   # (that task's reference)
         _work(shared)
+        spins = 0
         while atomic_load(shared + _DONE) < chunks:
-            spin_pause()
+            # a chunk still runs on a pool thread: spin briefly, then give
+            # the core away (that thread may be waiting for this one's core)
+            spins += 1
+            if spins < SPINS or yield_ == 0:
+                spin_pause()
+            else:
+                call_int1(yield_, 0)
         _release(shared)
         return 0
 
@@ -401,17 +412,19 @@ def _handler_source(stamp):
 def handler():
     """The compiled handler (a ``cfunc``; ``address`` is its entry point),
     compiled or loaded from Numba's cache, its state written."""
-    task = _task_source(STAMP)
+    task_py = _task_source(STAMP)
     task = numba_core.compile_repairing(
-        lambda: cfunc(types.void(types.int64), cache=True)(task), [task], "the XLA FFI task")
+        lambda: cfunc(types.void(types.int64), cache=True)(task_py), [task_py],
+        "the XLA FFI task")
     py = _handler_source(STAMP)
     compiled = numba_core.compile_repairing(
         lambda: cfunc(types.int64(types.int64), cache=True)(py), [py], "the XLA FFI handler")
     _KEEP.append(task)
     words = (ctypes.c_int64 * ffi.STATE_WORDS).from_address(
         numba_core.global_address(compiled, ffi.STATE))
-    words[:7] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
-                 _libc("madvise"), task.address, _libc("malloc"), _libc("free"))
+    words[:8] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
+                 _libc("madvise"), task.address, _libc("malloc"), _libc("free"),
+                 _libc("sched_yield"))
     return compiled
 
 
