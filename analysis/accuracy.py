@@ -288,7 +288,7 @@ def run(functions=None, dtypes=DTYPES, samples=200, peers=True, progress=True, t
 _SHORT = ["core |x|<=5", "tail x<-5", "x>5", "near x0 (GELU'=0)", "near ±√2 (GELU''=0)"]
 
 
-def _g(v):
+def short_number(v):
     return "—" if v is None else ("inf" if v == math.inf else f"{v:.3g}")
 
 
@@ -302,11 +302,11 @@ def markdown(result, functions=None):
             continue
         reg = row["regions"]
         a = reg["all"]
-        cells = [_g(reg[r]["max_ulp"]) if r in reg else "—" for r in _SHORT]
+        cells = [short_number(reg[r]["max_ulp"]) if r in reg else "—" for r in _SHORT]
         name = f"**{row['implementation']}**" if row["implementation"] == PACKAGE \
             else row["implementation"]
-        lines.append(f"| `{row['function']}` | {row['dtype']} | {name} | {_g(a['max_ulp'])} | "
-                     f"{_g(a['median_ulp'])} | {_g(a['max_abs'])} | {_g(a['max_rel'])} | "
+        lines.append(f"| `{row['function']}` | {row['dtype']} | {name} | {short_number(a['max_ulp'])} | "
+                     f"{short_number(a['median_ulp'])} | {short_number(a['max_abs'])} | {short_number(a['max_rel'])} | "
                      f"{a['worst_x']:.9g} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

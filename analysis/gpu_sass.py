@@ -292,7 +292,7 @@ def _sass(ptx: str) -> tuple[str, int]:
     return sass, regs
 
 
-def _bound(n, fp64):
+def issue_bound(n, fp64):
     """The H100 issue bound, G elements per second, for ``n`` instructions
     per element of which ``fp64`` are FP64."""
     return H100_SMS * 4 * H100_CLOCK * 32 / max(n, 2 * fp64) / 1e9
@@ -348,9 +348,9 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
             "loop": per, "loop_common": loop_common_path(loop_sass) / UNROLL,
             "loop_fp64": fp64_per, "loop_regs": loop_regs,
             "loop_const_moves": constant_moves(body) / UNROLL,
-            "h100_bound_gelems": _bound(per, fp64_per),
+            "h100_bound_gelems": issue_bound(per, fp64_per),
             # a copy of the same bytes: nin + 1 arrays where the copy moves 2
-            "of_copy": _bound(per, fp64_per) / (COPY_GELEMS[dtype] * 2 / (record.nin + 1)),
+            "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS[dtype] * 2 / (record.nin + 1)),
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
@@ -367,9 +367,9 @@ def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
     from gelu_numba.targets import cuda_half
     u16 = uint16[::1]
     if name == "gelu":
-        fn, sig, nin = cuda_half._lookup.py_func, (u16, u16, u16), 1
+        fn, sig, nin = cuda_half.lookup_kernel.py_func, (u16, u16, u16), 1
     else:
-        fn, sig, nin = cuda_half._backward_kernel(fmt).py_func, (u16, u16, float64[::1], u16), 2
+        fn, sig, nin = cuda_half.backward_kernel(fmt).py_func, (u16, u16, float64[::1], u16), 2
     if unrolled:
         fn = cuda_half.unrolled_kernel(name, fmt).py_func
     ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
@@ -382,8 +382,8 @@ def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
     return {"loop": per, "loop_common": loop_common_path(loop_sass) / elements,
             "loop_fp64": fp64_per, "loop_regs": regs,
             "loop_const_moves": constant_moves(body) / elements,
-            "h100_bound_gelems": _bound(per, fp64_per),
-            "of_copy": _bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
+            "h100_bound_gelems": issue_bound(per, fp64_per),
+            "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
@@ -408,8 +408,8 @@ def _naive_loop(source):
     from gelu_numba.targets import cuda as target
 
     dev = cuda.jit(device=True)(eval(source, {"np": np, "math": math}))  # noqa: S307
-    kernel = target.generate(target._FLAT, {"dev": dev, "cast": target.CAST["f"]},
-                             **target._flat_fields(1, target.UNROLL))
+    kernel = target.generate(target.FLAT_LOOP, {"dev": dev, "cast": target.CAST["f"]},
+                             **target.flat_fields(1, target.UNROLL))
     ptx, _ = cuda.compile_ptx(kernel.py_func, (float32[::1],) * 2, cc=(9, 0))
     sass, _ = _sass(ptx)
     return len(loop_body(sass)) / target.UNROLL

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     p.add_argument("--commit", default="a297bd8",
                    help="the commit whose kernels the measured table timed")
     args = p.parse_args(argv)
-    from analysis.gpu_sass import _bound
+    from analysis.gpu_sass import issue_bound
 
     rates = measured(MEASURED.read_text())
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
         if not m:
             continue
         name, per, fp64 = m.group(1), float(m.group(2)), float(m.group(3))
-        bound = _bound(per, fp64)
+        bound = issue_bound(per, fp64)
         print(f"| `{name}` | {per:g} | {fp64:g} | {bound:.0f} | {rates[name]:g} "
               f"| {rates[name] / bound:.0%} |")
     return 0

@@ -210,8 +210,8 @@ def _copy_kernel(typestr):
     if typestr not in _COPY_KERNELS:
         identity = cuda.jit(device=True)(lambda v: v)
         _COPY_KERNELS[typestr] = target.generate(
-            target._FLAT, {"dev": identity, "cast": np.dtype(typestr).type},
-            **target._flat_fields(1, target.UNROLL))
+            target.FLAT_LOOP, {"dev": identity, "cast": np.dtype(typestr).type},
+            **target.flat_fields(1, target.UNROLL))
     return _COPY_KERNELS[typestr]
 
 
@@ -225,7 +225,7 @@ def _half_unrolled_call(name, fmt, args, out, stream):
     the launched kernels' configuration and table."""
     from gelu_numba.targets import cuda as target, cuda_half
     kernel = cuda_half.unrolled_kernel(name, fmt)
-    table = cuda_half._table(name, fmt)
+    table = cuda_half.table_on_device(name, fmt)
     blocks, threads = target.launch_config(out.size)
     return lambda: kernel[blocks, threads, stream](*args, table, out)
 

@@ -79,7 +79,7 @@ def _overview(result, functions):
         for dt in accuracy.DTYPES:
             if (name, dt, accuracy.PACKAGE) not in cells:
                 continue
-            row = [accuracy._g(cells[(name, dt, i)]) if (name, dt, i) in cells else "—"
+            row = [accuracy.short_number(cells[(name, dt, i)]) if (name, dt, i) in cells else "—"
                    for i in impls]
             lines.append(f"| `{name}` | {dt} | " + " | ".join(row) + " |")
     return "\n".join(lines)
@@ -135,7 +135,7 @@ def build(out=OUT, full=False, speed=True, progress=True):
                   "Median of interleaved rounds in one process; fraction: of a copy of the "
                   "same bytes (the memory roofline).  `python -m analysis.speed` for more "
                   "sizes and functions.",
-                  sp._header(res).split("\n", 2)[2].strip()]
+                  sp.header(res).split("\n", 2)[2].strip()]
         parts += [sp.group_table(res, f, d).replace("### ", "#### ").strip()
                   for f in res["settings"]["functions"] for d in res["settings"]["dtypes"]]
         parts += ["Every measurement: [speed.md](speed/speed.md).", "![speed](speed/speed.png)"]

@@ -408,7 +408,7 @@ def group_table(results, function, dtype):
     return "\n".join(lines) + "\n"
 
 
-def _header(results):
+def header(results):
     m, s = results["machine"], results["settings"]
     gpu = m.get("gpu")
     if gpu:
@@ -441,7 +441,7 @@ def _header(results):
 
 def markdown(results):
     """The report: one table per function x dtype, then every measurement."""
-    out = [_header(results)]
+    out = [header(results)]
     s = results["settings"]
     for f in s["functions"]:
         for d in s["dtypes"]:
@@ -558,7 +558,7 @@ def main(argv=None):
 
     def on_group(results, f, d):
         if not first:
-            emit(_header(results))
+            emit(header(results))
             first.append(True)
         emit(group_table(results, f, d))
 

@@ -228,7 +228,7 @@ def _reference(name: str):
 # ------------------------------------------------------------------- chunks
 
 
-def _empty_stats() -> dict:
+def empty_stats() -> dict:
     return {
         "checked": 0,
         "nan_inputs": 0,
@@ -252,7 +252,7 @@ def _chunk_stats(name, func, k0, k1, stride) -> dict:
     with np.errstate(all="ignore"):
         out = np.asarray(func(*args))
         ref = np.asarray(_reference(name)(*args), dtype=np.float64)
-    st = _empty_stats()
+    st = empty_stats()
     st["output_dtype"] = str(out.dtype)
     if out.shape != x.shape:
         raise ValueError(f"{name} returned shape {out.shape} for input {x.shape}")
@@ -290,7 +290,7 @@ def _chunk_stats(name, func, k0, k1, stride) -> dict:
     return st
 
 
-def _merge(a: dict, b: dict) -> dict:
+def merge_stats(a: dict, b: dict) -> dict:
     for k in ("checked", "nan_inputs", "nan_inputs_bad_output", "special_mismatches",
               "correctly_rounded", "over_1ulp"):
         a[k] += b[k]
@@ -308,7 +308,7 @@ def _worker(job):
     return k1 - k0, _chunk_stats(name, function_for(name, self_test, kernels), k0, k1, stride)
 
 
-def _finish(name, stride, st, seconds) -> dict:
+def finish_row(name, stride, st, seconds) -> dict:
     checked = st["checked"]
     wb = st["worst_bits"]
     worst = None if wb is None else float(np.uint32(wb).view(np.float32))
@@ -401,7 +401,7 @@ def sweep(
 
         bar = tqdm(total=n, unit="in", unit_scale=True, desc=func_name, file=sys.stderr)
     t0 = time.perf_counter()
-    total = _empty_stats()
+    total = empty_stats()
     with contextlib.ExitStack() as stack:
         if bar is not None:
             stack.callback(bar.close)
@@ -421,10 +421,10 @@ def sweep(
             results = ((k1 - k0, _chunk_stats(func_name, f, k0, k1, stride))
                        for k0, k1 in bounds)
         for size, st in results:
-            _merge(total, st)
+            merge_stats(total, st)
             if bar is not None:
                 bar.update(size)
-    return _finish(func_name, stride, total, time.perf_counter() - t0)
+    return finish_row(func_name, stride, total, time.perf_counter() - t0)
 
 
 # ---------------------------------------------------------------- reporting

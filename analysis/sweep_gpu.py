@@ -50,7 +50,7 @@ import time
 import numpy as np
 from numba import cuda, float32, float64, int64, uint32, uint64
 
-from analysis.sweep_float32 import _empty_stats, _finish, _merge, dy_bits, n_inputs
+from analysis.sweep_float32 import empty_stats, finish_row, merge_stats, dy_bits, n_inputs
 from gelu_numba.kernels.primitives import float32_from_bits, pow2, split_exponent
 
 #: statistics per thread, in an int64 row: checked, NaN inputs, NaN inputs
@@ -202,7 +202,7 @@ def _launch_stats(name, k0, k1, stride, outs=None) -> dict:
         outs = cuda.device_array(1, np.float32)
     sweep_kernel(name, given)[blocks, threads](k0, k1, stride, outs, d_ints, d_floats)
     ints, floats = d_ints.copy_to_host(), d_floats.copy_to_host()
-    st = _empty_stats()
+    st = empty_stats()
     for j, key in enumerate(_COUNTS):
         st[key] = int(ints[:, j].sum())
     st["output_dtype"] = "float32"
@@ -243,7 +243,7 @@ def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool
 
         bar = tqdm(total=n, unit="in", unit_scale=True, desc=f"{name} (GPU)", file=sys.stderr)
     t0 = time.perf_counter()
-    total = _empty_stats()
+    total = empty_stats()
     ties = 0
     try:
         for k0 in range(0, n, chunk):
@@ -253,14 +253,14 @@ def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool
                 outs = _given_outputs(name, func, k0, k1, stride)
             st = _launch_stats(name, k0, k1, stride, outs)
             ties += st["reference_midpoints"]
-            _merge(total, st)
+            merge_stats(total, st)
             if bar is not None:
                 bar.update(k1 - k0)
     finally:
         if bar is not None:
             bar.close()
     cuda.synchronize()
-    res = {**_finish(name, stride, total, time.perf_counter() - t0),
+    res = {**finish_row(name, stride, total, time.perf_counter() - t0),
            "reference_midpoints": ties}
     if label is not None:
         res["function"] = label

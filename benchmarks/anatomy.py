@@ -125,7 +125,7 @@ def f64_tail(x):
 def f64_tail_one_piece(x):
     # the a >= 4 polynomial for every element: no blends, wrong values below 4
     vh, vl, _ = normal.tail_variable(clamp_abs(np.float64(x), A_MAX))
-    h, l = normal._r_poly(vh, vl, True)
+    h, l = normal.r_poly(vh, vl, True)
     return h + l
 
 

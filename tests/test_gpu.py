@@ -507,7 +507,7 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     from gelu_numba.targets import cuda_half
     blocks, threads = target.launch_config(bits.size)
     cuda_half.unrolled_kernel("gelu", fmt)[blocks, threads](
-        cuda.to_device(bits), cuda_half._table("gelu", fmt), out)
+        cuda.to_device(bits), cuda_half.table_on_device("gelu", fmt), out)
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     gelu_backward_bits(cuda.to_device(dy), cuda.to_device(bits), out, fmt)
     with np.errstate(all="ignore"):
@@ -515,7 +515,7 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
                if fmt == "float16" else gelu_backward_bfloat16(dy, bits))
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     cuda_half.unrolled_kernel("gelu_backward", fmt)[blocks, threads](
-        cuda.to_device(dy), cuda.to_device(bits), cuda_half._table("gelu_backward", fmt), out)
+        cuda.to_device(dy), cuda.to_device(bits), cuda_half.table_on_device("gelu_backward", fmt), out)
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")

@@ -20,3 +20,40 @@ def test_import_linter_contracts_are_kept():
     run = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+def _private_uses(path, ours):
+    """``line: what`` for each private name (one leading underscore) of
+    another of ``ours`` modules that ``path`` imports or reads as an
+    attribute of an imported module; private modules (``_warmup``) are
+    modules, not names, and may be imported."""
+    import ast
+    tree = ast.parse(path.read_text())
+    modules, found = {}, []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ours:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if a.name.startswith("_") and not a.name.startswith("__") and \
+                        not (ROOT / (full.replace(".", "/") + ".py")).exists():
+                    found.append(f"{node.lineno}: from {node.module} import {a.name}")
+                modules[a.asname or a.name] = full
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in ours:
+                    modules[a.asname or a.name.split(".")[0]] = a.name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__") and isinstance(node.value, ast.Name)
+                and node.value.id in modules):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names():
+    ours = ("gelu_numba", "analysis", "benchmarks", "reference", "fitting")
+    found = [f"{path.relative_to(ROOT)}:{use}"
+             for folder in ("gelu_numba", "analysis", "benchmarks")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for use in _private_uses(path, ours)]
+    assert not found, "\n".join(found)

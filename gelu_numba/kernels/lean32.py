@@ -65,7 +65,7 @@ import math
 import numpy as np
 
 from gelu_numba.kernels.normal32_gpu_f32 import (
-    BOUND, A_BITS, INF_BITS, _fast_two_sum, _mul_dd, _pow2, _split_input, _sub,
+    BOUND, A_BITS, INF_BITS, fast_two_sum32, mul_dd32, pow2_32, split_input, sub_rn,
     backward_product, backward_specials, exp_pair, minus_z0,
 )
 from gelu_numba.kernels.primitives import add_rn, fma32, inline_helper, mul_rn
@@ -113,9 +113,9 @@ def _row(a, t):
     dh = mul_rn(d1h, d)
     de = fma32(d1h, d, -dh)                         # d1h d = dh + de exactly
     dl = fma32(mul_rn(d, d), tail, fma32(t[base + _D1L], d, de))
-    dh, dl = _fast_two_sum(dh, dl)
+    dh, dl = fast_two_sum32(dh, dl)
     eh, el = exp_pair(dh, dl)
-    mh, ml = _mul_dd(t[base + _MH], t[base + _ML], eh, el)
+    mh, ml = mul_dd32(t[base + _MH], t[base + _ML], eh, el)
     return mh, ml, base
 
 
@@ -123,13 +123,13 @@ def _row(a, t):
 def _times_z0_minus_a(a, fh, fl):
     """``(z0 - a)(fh + fl)`` as a pair."""
     dh, dl = minus_z0(a)
-    return _mul_dd(dh, dl, -fh, -fl)
+    return mul_dd32(dh, dl, -fh, -fl)
 
 
 @inline_helper
 def gelu_t(x, t):
     """GELU(x) = x Phi(x), float32 in and out, from ``Q_TABLE`` ``t``."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     qh, ql, base = _row(a, t)
     f1, f2 = t[base + _F1], t[base + _F2]
     mh = mul_rn(a, qh)                              # a Phi(-a) = (mh + ml) f1 f2
@@ -149,8 +149,8 @@ def _minus_scaled(y, vh, vl, f1, f2):
     (the fast two-sum's order): the scaling may underflow where the product
     is far below half an ulp of ``y``."""
     f = mul_rn(f1, f2)
-    s, e = _fast_two_sum(y, -mul_rn(vh, f))
-    return s, _sub(e, mul_rn(vl, f))
+    s, e = fast_two_sum32(y, -mul_rn(vh, f))
+    return s, sub_rn(e, mul_rn(vl, f))
 
 
 @inline_helper
@@ -174,7 +174,7 @@ def _lower_or_complement(b, sign, vh, vl, f1, f2, low):
 @inline_helper
 def ndtr_t(x, t):
     """Phi(x), float32 in and out, from ``Q_TABLE`` ``t``."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     qh, ql, base = _row(a, t)
     r = _lower_or_complement(b, sign, qh, ql, t[base + _F1], t[base + _F2], _f(0.0))
     return x if b > INF_BITS else r
@@ -183,7 +183,7 @@ def ndtr_t(x, t):
 @inline_helper
 def gelu_grad_t(x, t):
     """GELU'(x), float32 in and out, from ``G_TABLE`` ``t``."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     fh, fl, base = _row(a, t)
     gh, gl = _times_z0_minus_a(a, fh, fl)
     # GELU'(x) for |x| >= 20: -0.0 below (GELU'(-a) < 0 there), 1 above
@@ -194,7 +194,7 @@ def gelu_grad_t(x, t):
 @inline_helper
 def gelu_backward_t(dy, x, t):
     """dy * GELU'(x) rounded once to float32, from ``G_TABLE`` ``t``."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     fh, fl, base = _row(a, t)
     gh, gl = _times_z0_minus_a(a, fh, fl)
     f1, f2 = t[base + _F1], t[base + _F2]
@@ -208,7 +208,7 @@ def gelu_backward_t(dy, x, t):
     big = kd > np.int32(0)
     r = (mul_rn(mul_rn(mul_rn(y, f1), THIRTY_TWO if big else f2),
                 f2 if big else (TWO_M60 if kd < np.int32(0) else ONE))
-         if sign != 0 else mul_rn(y, _pow2(kd)))
+         if sign != 0 else mul_rn(y, pow2_32(kd)))
     return backward_specials(dy, x, b, sign, a, r)
 
 

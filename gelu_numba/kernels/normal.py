@@ -94,10 +94,10 @@ from gelu_numba.tables.normal_cdf import (
 # the polynomials, as straight-line code with literal coefficients (the
 # CUDA target reads them from constant memory: primitives.make_poly_dd)
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
-_r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
+r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)
 # their first pieces, for the ordinary forms (a < 4)
-_r_poly_first = first_piece(_r_poly, "r_poly_first", R_PIECES, R_EXACT_STEPS)
+_r_poly_first = first_piece(r_poly, "r_poly_first", R_PIECES, R_EXACT_STEPS)
 _h_poly_first = first_piece(_h_poly, "h_poly_first", H_PIECES, H_EXACT_STEPS)
 
 _INF = math.inf
@@ -166,7 +166,7 @@ def tail_ratio_dd(a, ordinary=False):
     vh, vl, upper = tail_variable(a, ordinary)
     if ordinary:
         return _r_poly_first(vh, vl)
-    return _r_poly(vh, vl, upper)
+    return r_poly(vh, vl, upper)
 
 
 @inline

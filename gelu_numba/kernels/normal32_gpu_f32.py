@@ -130,27 +130,27 @@ P3 = tuple(_f(2.0 / f) for f in (40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0))
 # ----------------------------------------------------------- float32 pieces
 
 @inline_helper
-def _sub(a, b):
+def sub_rn(a, b):
     return add_rn(a, -b)
 
 
 @inline_helper
-def _fast_two_sum(a, b):
+def fast_two_sum32(a, b):
     """``s + e = a + b`` exactly, for ``|a| >= |b|``."""
     s = add_rn(a, b)
-    return s, _sub(b, _sub(s, a))
+    return s, sub_rn(b, sub_rn(s, a))
 
 
 @inline_helper
 def _two_sum(a, b):
     """``s + e = a + b`` exactly (no condition on the magnitudes)."""
     s = add_rn(a, b)
-    bb = _sub(s, a)
-    return s, add_rn(_sub(a, _sub(s, bb)), _sub(b, bb))
+    bb = sub_rn(s, a)
+    return s, add_rn(sub_rn(a, sub_rn(s, bb)), sub_rn(b, bb))
 
 
 @inline_helper
-def _pow2(k):
+def pow2_32(k):
     """``2**k`` for an int32 ``-126 <= k <= 127``."""
     return float32_from_bits(np.uint32((k + np.int32(127)) << np.int32(23)))
 
@@ -163,7 +163,7 @@ def scale2(y, k, kmin=np.int32(-156)):
     default -156 suits ``|y| < 16``."""
     k = max(k, kmin)
     k1 = k >> np.int32(1)
-    return mul_rn(mul_rn(y, _pow2(k1)), _pow2(k - k1))
+    return mul_rn(mul_rn(y, pow2_32(k1)), pow2_32(k - k1))
 
 
 @inline_helper
@@ -173,7 +173,7 @@ def scale3(y, k):
     k = max(k, np.int32(-288))
     k1 = (k * np.int32(21846)) >> np.int32(16)      # about k/3, in int32 (no division)
     k2 = (k - k1) >> np.int32(1)
-    return mul_rn(mul_rn(mul_rn(y, _pow2(k1)), _pow2(k2)), _pow2(k - k1 - k2))
+    return mul_rn(mul_rn(mul_rn(y, pow2_32(k1)), pow2_32(k2)), pow2_32(k - k1 - k2))
 
 
 @inline_helper
@@ -183,7 +183,7 @@ def exp_neg_half_sq(a):
     h = mul_rn(a, a)
     l = fma32(a, a, -h)
     s = mul_rn(NEG_HALF, h)                         # exact
-    kf = _sub(fma32(s, INV_LN2, SHIFTER), SHIFTER)  # round(s / ln 2)
+    kf = sub_rn(fma32(s, INV_LN2, SHIFTER), SHIFTER)  # round(s / ln 2)
     rh = fma32(kf, -LN2_HI, s)                      # exact (see the docstring)
     rl = fma32(kf, -LN2_LO, mul_rn(NEG_HALF, l))
     eh, el = exp_pair(rh, rl)
@@ -199,9 +199,9 @@ def exp_pair(rh, rl):
     wh = mul_rn(hr, rh)                             # rh**2/2 = wh + wl exactly
     wl = fma32(hr, rh, -wh)
     c = fma32(mul_rn(rh, wh), horner32(P3, rh), wl)
-    v, ve = _fast_two_sum(rh, wh)                   # |rh| >= rh**2/2
-    eh, ee = _fast_two_sum(ONE, v)                  # |v| < 1
-    eh, el = _fast_two_sum(eh, add_rn(ee, add_rn(ve, c)))   # c is up to 1 % of eh
+    v, ve = fast_two_sum32(rh, wh)                   # |rh| >= rh**2/2
+    eh, ee = fast_two_sum32(ONE, v)                  # |v| < 1
+    eh, el = fast_two_sum32(eh, add_rn(ee, add_rn(ve, c)))   # c is up to 1 % of eh
     return eh, fma32(eh, rl, el)
 
 
@@ -211,11 +211,11 @@ def _tail_variable(a):
     the low part of ``u`` (``tl`` and ``u``'s rounding error)."""
     ha = mul_rn(P_T, a)                             # exact (a power of two)
     dh = add_rn(ONE, ha)
-    dl = add_rn(_sub(max(ONE, ha), dh), min(ONE, ha))   # fast two-sum's error
+    dl = add_rn(sub_rn(max(ONE, ha), dh), min(ONE, ha))   # fast two-sum's error
     th = ONE / dh
     tl = mul_rn(th, fma32(-th, dl, fma32(-th, dh, ONE)))
-    u = _sub(th, T_C)
-    eu = _sub(th, add_rn(u, T_C))                   # exact: |T_C| >= th or exact u
+    u = sub_rn(th, T_C)
+    eu = sub_rn(th, add_rn(u, T_C))                   # exact: |T_C| >= th or exact u
     return th, tl, u, add_rn(tl, eu)
 
 
@@ -227,7 +227,7 @@ def _dd_step(sh, sl, u, du, ch, cl):
     me = fma32(sh, u, -m)
     me = fma32(sl, u, me)
     me = fma32(sh, du, me)
-    h, e = _fast_two_sum(ch, m)
+    h, e = fast_two_sum32(ch, m)
     return h, add_rn(e, add_rn(me, cl))
 
 
@@ -239,7 +239,7 @@ def _poly(rest, c1, c0, u, du):
 
 
 @inline_helper
-def _mul_dd(ah, al, bh, bl):
+def mul_dd32(ah, al, bh, bl):
     """``(ah + al)(bh + bl)`` as a pair (the ``al bl`` term dropped)."""
     p = mul_rn(ah, bh)
     e = fma32(ah, bh, -p)
@@ -253,8 +253,8 @@ def upper_tail(a):
     eh, el, k = exp_neg_half_sq(a)
     th, tl, u, du = _tail_variable(a)
     ph, pl = _poly(R_REST, R_C1, R_C0, u, du)
-    rh, rl = _mul_dd(th, tl, ph, pl)
-    qh, ql = _mul_dd(eh, el, rh, rl)
+    rh, rl = mul_dd32(th, tl, ph, pl)
+    qh, ql = mul_dd32(eh, el, rh, rl)
     return qh, ql, k
 
 
@@ -265,8 +265,8 @@ def grad_tail(a):
     th, tl, u, du = _tail_variable(a)
     hh, hl = _poly(H_REST, H_C1, H_C0, u, du)
     dh, dl = minus_z0(a)
-    gh, gl = _mul_dd(dh, dl, hh, hl)
-    gh, gl = _mul_dd(eh, el, gh, gl)
+    gh, gl = mul_dd32(dh, dl, hh, hl)
+    gh, gl = mul_dd32(eh, el, gh, gl)
     return gh, gl, k
 
 
@@ -277,12 +277,12 @@ def minus_z0(a):
     # |s| >= |Z0_1| or s = 0: where a and Z0_0 are in one binade s is a
     # multiple of their ulp, 2**-24, and |Z0_1| <= 2**-25; elsewhere |s| >
     # 1/4.  The fast two-sum then gives what a two-sum would.
-    dh, e2 = _fast_two_sum(s, -Z0_1)
-    return dh, _sub(add_rn(e, e2), Z0_2)
+    dh, e2 = fast_two_sum32(s, -Z0_1)
+    return dh, sub_rn(add_rn(e, e2), Z0_2)
 
 
 @inline_helper
-def _split_input(x):
+def split_input(x):
     """``(bits of |x|, sign bit, a)`` with ``a = min(|x|, A)`` taken on the
     bits, so that inf and NaN become A and no comparison sees a NaN."""
     bits = float32_bits(x)
@@ -297,15 +297,15 @@ def _one_minus(qh, ql, k):
     float-float."""
     sh = scale2(qh, k)
     sl = scale2(ql, k)
-    s, e = _fast_two_sum(ONE, -sh)
-    return s, _sub(e, sl)
+    s, e = fast_two_sum32(ONE, -sh)
+    return s, sub_rn(e, sl)
 
 
 # ------------------------------------------------------------ the functions
 
 def ndtr(x):
     """Standard normal CDF Phi(x), float32 in and out."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     qh, ql, k = upper_tail(a)
     lower = scale2(add_rn(qh, ql), k)
     uh, ul = _one_minus(qh, ql, k)
@@ -317,9 +317,9 @@ def ndtr(x):
 
 def norm_pdf(x):
     """Standard normal density phi(x), float32 in and out."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     eh, el, k = exp_neg_half_sq(a)
-    ph, pl = _mul_dd(PHI0_HI, PHI0_LO, eh, el)
+    ph, pl = mul_dd32(PHI0_HI, PHI0_LO, eh, el)
     r = scale2(add_rn(ph, pl), k)
     if b >= A_BITS:
         r = ZERO
@@ -328,7 +328,7 @@ def norm_pdf(x):
 
 def gelu(x):
     """GELU(x) = x Phi(x), float32 in and out."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     qh, ql, k = upper_tail(a)
     mh = mul_rn(a, qh)                              # a Phi(-a) = mh + ml
     ml = fma32(a, qh, -mh)
@@ -336,8 +336,8 @@ def gelu(x):
     # x < 0: -(a Phi(-a)); x >= 0: x - x Phi(-a) (x Phi(-a) <= x/2)
     neg = -scale2(add_rn(mh, ml), k)
     sh = scale2(mh, k)
-    s, e = _fast_two_sum(x, -sh)
-    pos = add_rn(s, _sub(e, scale2(ml, k)))
+    s, e = fast_two_sum32(x, -sh)
+    pos = add_rn(s, sub_rn(e, scale2(ml, k)))
     r = neg if sign != 0 else pos
     if b >= A_BITS:
         r = _f(-0.0) if sign != 0 else x
@@ -358,18 +358,18 @@ def _grad(b, sign, a):
 
 def gelu_grad(x):
     """GELU'(x) = Phi(x) + x phi(x), float32 in and out."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     r = _grad(b, sign, a)
     return x if b > INF_BITS else r
 
 
 def gelu_backward(dy, x):
     """dy * GELU'(x) rounded once to float32 (the fused backward pass)."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     gh, gl, k = grad_tail(a)
     uh, ul = _one_minus(gh, gl, k)
     kd, y = backward_product(dy, sign, gh, gl, uh, ul)
-    r = scale3(y, k + kd) if sign != 0 else mul_rn(y, _pow2(kd))
+    r = scale3(y, k + kd) if sign != 0 else mul_rn(y, pow2_32(kd))
     return backward_specials(dy, x, b, sign, a, r)
 
 
@@ -385,8 +385,8 @@ def backward_product(dy, sign, gh, gl, uh, ul):
     # second rounding)
     ady = abs(dy)
     kd = np.int32(5) if ady >= TWO_120 else (np.int32(-60) if ady < TWO_M90 else np.int32(0))
-    dys = mul_rn(dy, _pow2(-kd))
-    ph, pl = _mul_dd(dys, ZERO, gh if sign != 0 else uh, gl if sign != 0 else ul)
+    dys = mul_rn(dy, pow2_32(-kd))
+    ph, pl = mul_dd32(dys, ZERO, gh if sign != 0 else uh, gl if sign != 0 else ul)
     # (an exact zero product keeps its sign: -0 + 0 would be +0)
     return kd, ph if ph == ZERO else add_rn(ph, pl)
 
@@ -406,17 +406,17 @@ def backward_specials(dy, x, b, sign, a, r):
 
 def gelu_grad2(x):
     """GELU''(x) = phi(x) (2 - x**2), float32 in and out."""
-    b, sign, a = _split_input(x)
+    b, sign, a = split_input(x)
     eh, el, k = exp_neg_half_sq(a)
     h = mul_rn(a, a)
     l = fma32(a, a, -h)
     # 2 - a**2 = 2 - h - l as a normalised pair (h's error l is not small
     # beside 2 - h next to a = sqrt 2)
-    sh, sl = _fast_two_sum(TWO, -h) if h <= TWO else _fast_two_sum(-h, TWO)
-    sl = _sub(sl, l)
-    sh, sl = _fast_two_sum(sh, sl) if abs(sh) >= abs(sl) else _fast_two_sum(sl, sh)
-    ph, pl = _mul_dd(PHI0_HI, PHI0_LO, eh, el)
-    ph, pl = _mul_dd(ph, pl, sh, sl)
+    sh, sl = fast_two_sum32(TWO, -h) if h <= TWO else fast_two_sum32(-h, TWO)
+    sl = sub_rn(sl, l)
+    sh, sl = fast_two_sum32(sh, sl) if abs(sh) >= abs(sl) else fast_two_sum32(sl, sh)
+    ph, pl = mul_dd32(PHI0_HI, PHI0_LO, eh, el)
+    ph, pl = mul_dd32(ph, pl, sh, sl)
     # |phi0 E (2 - a**2)| < 2**8: the clamp 2**-166 leaves below 2**-158
     r = scale2(add_rn(ph, pl), k, np.int32(-166))
     if b >= A_BITS:

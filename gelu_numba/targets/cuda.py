@@ -244,7 +244,7 @@ def kernel({args}, out):
 # one float64 array ``coef`` after the inputs and reads them into a tuple
 # before its loop, where ptxas keeps them in registers instead of moving
 # each float64 literal into registers for every element.
-_FLAT = """
+FLAT_LOOP = """
 def kernel({args}, out):
     n = np.uint64(out.size)
     step = np.uint64(cuda.gridsize(1))
@@ -262,8 +262,8 @@ def kernel({args}, out):
 """
 
 
-def _flat_fields(nin, unroll, tables=None, passed=None):
-    """Fields of :data:`_FLAT` for ``nin`` inputs.  ``tables``: read into
+def flat_fields(nin, unroll, tables=None, passed=None):
+    """Fields of :data:`FLAT_LOOP` for ``nin`` inputs.  ``tables``: read into
     registers before the loop (see above); ``passed``: the name of one more
     argument (after the inputs) handed to every call of ``dev`` as it is (a
     table the kernel indexes per element)."""
@@ -295,7 +295,7 @@ def loop_fields(layout, nin, pad, passed=None):
     """Template fields for ``nin`` inputs ``a0 ..`` and ``out`` laid out as
     ``layout`` (see :func:`operands`): the unravelling lines, the output
     index and each input's converted load.  ``passed``: as in
-    :func:`_flat_fields`."""
+    :func:`flat_fields`."""
     flat, out_ndim, ndims, full = layout
     names = [f"a{k}" for k in range(nin)]
     lines, idx = _index_code(names + ["out"], ndims + (out_ndim,),
@@ -582,10 +582,10 @@ class GpuFunction:
             scope = {"dev": dev, "cast": CAST[loop]}
             passed = "tab" if variant == "lean" else None
             if tables:
-                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
+                kernel = generate(FLAT_LOOP, scope, **flat_fields(self.nin, UNROLL,
                                                                self.fp64_tables[1]))
             elif layout[0]:
-                kernel = generate(_FLAT, scope, **_flat_fields(self.nin, UNROLL,
+                kernel = generate(FLAT_LOOP, scope, **flat_fields(self.nin, UNROLL,
                                                                passed=passed))
             else:
                 kernel = generate(_ELEMENTWISE, scope,

@@ -42,9 +42,9 @@ def _backward_element(fmt):
 
 
 # Grid-stride loops over unsigned indices (uint64 throughout), which Numba
-# does not wrap around as it does signed ones (see targets.cuda._FLAT).
+# does not wrap around as it does signed ones (see targets.cuda.FLAT_LOOP).
 @cuda.jit
-def _lookup(x, table, out):
+def lookup_kernel(x, table, out):
     n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
     i = np.uint64(cuda.grid(1))
     while i < n:
@@ -53,7 +53,7 @@ def _lookup(x, table, out):
 
 
 @functools.cache
-def _backward_kernel(fmt):
+def backward_kernel(fmt):
     element = _backward_element(fmt)
 
     @cuda.jit
@@ -70,7 +70,7 @@ def _backward_kernel(fmt):
 def unrolled_kernel(name, fmt):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits in the float kernels' contiguous loop
-    (:data:`gelu_numba.targets.cuda._FLAT`): ``UNROLL`` elements per thread
+    (:data:`gelu_numba.targets.cuda.FLAT_LOOP`): ``UNROLL`` elements per thread
     and trip, all loaded before any is looked up, so that a thread has that
     many loads, then that many table reads, in flight; same arguments and
     bits as the launched kernel.  Not launched: the H200 run of 2026-11-26
@@ -79,8 +79,8 @@ def unrolled_kernel(name, fmt):
     and ``analysis.gpu_throughput`` times this one beside them."""
     nin = 2 if name == "gelu_backward" else 1
     dev = _backward_element(fmt) if nin == 2 else _gelu_element
-    return target.generate(target._FLAT, {"dev": dev, "cast": np.uint16},
-                           **target._flat_fields(nin, target.UNROLL, passed="table"))
+    return target.generate(target.FLAT_LOOP, {"dev": dev, "cast": np.uint16},
+                           **target.flat_fields(nin, target.UNROLL, passed="table"))
 
 
 @functools.cache
@@ -88,7 +88,7 @@ def _device_table(name, fmt, device_id):
     return cuda.to_device(half.table(name, fmt))
 
 
-def _table(name, fmt):
+def table_on_device(name, fmt):
     # (the simulator's device has no id: one device)
     return _device_table(name, fmt, getattr(cuda.get_current_device(), "id", 0))
 
@@ -121,7 +121,7 @@ def gelu_bits(x, out, fmt, name="gelu", stream=0):
     _check(fmt, x, out)
     if x.size:
         blocks, threads = launch_config(x.size)
-        launch(_lookup, blocks, threads, stream, (x, _table(name, fmt), out))
+        launch(lookup_kernel, blocks, threads, stream, (x, table_on_device(name, fmt), out))
     return out
 
 
@@ -132,8 +132,8 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
     _check(fmt, dy, x, out)
     if x.size:
         blocks, threads = launch_config(x.size)
-        launch(_backward_kernel(fmt), blocks, threads, stream,
-               (dy, x, _table("gelu_backward", fmt), out))
+        launch(backward_kernel(fmt), blocks, threads, stream,
+               (dy, x, table_on_device("gelu_backward", fmt), out))
     return out
 
 
@@ -156,7 +156,7 @@ def fast_launcher(name, fmt):
     except KeyError:
         pass
     nin = 2 if name == "gelu_backward" else 1
-    kernel = _backward_kernel(fmt) if nin == 2 else _lookup
+    kernel = backward_kernel(fmt) if nin == 2 else lookup_kernel
     # (uint16: a pointer has no dtype, and the kernel's stores need no cast)
     patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
     if nin == 1:
@@ -167,6 +167,6 @@ def fast_launcher(name, fmt):
             gelu_backward_bits(xs[0], xs[1], out, fmt)
     _FAST[key] = launcher = target.checked_launcher(
         f"gelu_numba.targets.cuda_half ({name}, {fmt})",
-        lambda: target.FastLaunch(kernel, nin, None, np.uint16, {nin: _table(name, fmt)}),
+        lambda: target.FastLaunch(kernel, nin, None, np.uint16, {nin: table_on_device(name, fmt)}),
         lambda fast: fast.agrees([patterns[::-1].copy(), patterns][-nin:], general))
     return launcher
