@@ -148,8 +148,8 @@ for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables
     assert f.variant("f", fp64=False) == "lean"
     out[f"{name} lean"] = abi(f.kernel("f", layout, fp64=False).py_func, "float32", f.nin,
                               {f.nin: "float32"})
-out["half gelu"] = abi(cuda_half._lookup.py_func, "uint16", 1, {1: "uint16"})
-out["half gelu_backward"] = abi(cuda_half._backward_kernel("bfloat16").py_func, "uint16", 2,
+out["half gelu"] = abi(cuda_half.lookup_kernel.py_func, "uint16", 1, {1: "uint16"})
+out["half gelu_backward"] = abi(cuda_half.backward_kernel("bfloat16").py_func, "uint16", 2,
                                 {2: "float64"})
 print(json.dumps(out))
 """
