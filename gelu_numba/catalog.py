@@ -63,6 +63,11 @@ class Function:
         returns its bits for the arguments ``in_range`` accepts by fewer
         steps (:mod:`gelu_numba.kernels.normal`); the CPU loops run each
         block of elements all in range through it.
+    half : bool
+        Whether it has correctly rounded 2-byte loops (float16, and
+        bfloat16 on its bits: :mod:`gelu_numba.targets.half`), on the CPU
+        and for the GPU's 2-byte kernels; the PyTorch and JAX targets run
+        half tensors through them in one pass where it does.
     """
 
     name: str
@@ -74,6 +79,7 @@ class Function:
     bound: tuple
     k32_gpu: object = None
     ordinary: tuple = None
+    half: bool = False
 
     def kernel(self, char):
         """The kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
@@ -138,8 +144,14 @@ _IMPL = ("implementation error against the formula itself (mpmath): float64 in "
 _EXACT_MODULES = (TOP, PARALLEL, GPU)
 
 
+#: the exact functions with correctly rounded 2-byte loops (each table
+#: holds the float64 function's values rounded once; the backward's holds
+#: GELU' in float64: gelu_numba.kernels.half)
+_HALF = ("gelu", "gelu_grad", "gelu_backward")
+
+
 def _exact():
-    return [dataclasses.replace(f, ordinary=(
+    return [dataclasses.replace(f, half=f.name in _HALF, ordinary=(
         normal.in_range_backward if f.nin == 2 else normal.in_range,
         getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
 

@@ -179,3 +179,19 @@ def test_the_cuda_forms_of_the_float16_conversions_are_the_integer_code():
     assert np.array_equal(np.isnan(dec), np.isnan(want))
     ok = ~np.isnan(want)
     assert np.array_equal(dec[ok].view(np.uint64), want[ok].view(np.uint64))
+
+
+def test_the_catalog_records_say_which_functions_have_2_byte_loops():
+    # the record's ``half`` is the one place the fact lives: the ufuncs'
+    # float16 loops, the bfloat16 ufuncs and the JAX target follow it
+    import gelu_numba
+    from gelu_numba import catalog
+    from gelu_numba.half import __all__ as half_names
+    from gelu_numba.targets import jax_ffi
+    with_half = {f.name for f in catalog.published(catalog.TOP) if f.half}
+    assert with_half == {"gelu", "gelu_grad", "gelu_backward"}
+    float16 = {f.name for f in catalog.published(catalog.TOP)
+               if any(t.endswith("->e") for t in getattr(gelu_numba, f.name).types)}
+    assert float16 == with_half
+    assert {n.removesuffix("_bfloat16") for n in half_names if n.endswith("_bfloat16")} == with_half
+    assert {n for n in jax_ffi.FUNCTIONS if jax_ffi.has_loop(n, "b")} == with_half

@@ -613,7 +613,7 @@ class Registry:
             return lazy
 
     def _chars(self, fn):
-        return _HALF_CHARS if self.half and fn.name in half.FUNCTIONS else _CHARS
+        return _HALF_CHARS if self.half and fn.half else _CHARS
 
     def get(self, fn):
         """The ``numpy.ufunc`` of ``fn`` (no loop compiled yet)."""

@@ -21,9 +21,8 @@ from gelu_numba import catalog
 from gelu_numba.kernels import half as kernels
 from gelu_numba.kernels.primitives import inline
 
-#: the functions with 2-byte loops (each table holds the float64
-#: function's values rounded once; the backward's holds GELU' in float64)
-FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward")
+#: the functions with 2-byte loops: the catalog records with ``half``
+FUNCTIONS = tuple(f.name for f in catalog.FUNCTIONS if f.half)
 #: the bfloat16 bit-pattern ufuncs: public name -> function
 BFLOAT16 = {f"{name}_bfloat16": name for name in FUNCTIONS}
 

@@ -106,8 +106,8 @@ def _libc(name):
 def has_loop(name, char):
     """Whether ``name`` has a loop for ``char`` ("f", "d", "e" float16,
     "b" bfloat16): float32 and float64 always, the 2-byte formats for the
-    functions of :data:`gelu_numba.targets.half.FUNCTIONS`."""
-    return char in "fd" or name in half_target.FUNCTIONS
+    functions whose catalog record has ``half``."""
+    return char in "fd" or catalog.lookup(name).half
 
 
 def _compile(name, char):

@@ -29,7 +29,7 @@ Rules
 dtypes
     float32 and float64 run the ufuncs' loops; float16 and bfloat16 the
     correctly rounded 2-byte loops (bits in, bits out) where the function
-    has them (:data:`gelu_numba.targets.half.FUNCTIONS`), and otherwise the
+    has them (its catalog record's ``half``), and otherwise the
     float32 loop between an exact conversion to float32 and one rounding
     back, as :mod:`gelu_numba.torch` does.
 """

@@ -49,6 +49,7 @@ import warnings
 import numpy as np
 import torch
 
+from gelu_numba import catalog
 from gelu_numba.catalog import APPROX_ERRORS
 from gelu_numba.internals import torch_dispatch
 from gelu_numba.targets import numpy_api
@@ -57,9 +58,6 @@ from gelu_numba.tables.approximations import (
 )
 from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 
-#: the functions with 2-byte loops (gelu_numba.targets.half, and the CUDA
-#: kernels of gelu_numba.targets.cuda_half): their half tensors take one pass
-HALF_CPU = ("gelu", "gelu_backward")
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
 #: run through float32 elsewhere
 NATIVE = (torch.float32, torch.float64)
@@ -273,7 +271,7 @@ def _apply(name, args, out, scale=None):
     types: on the CPU, the exact GELU and its fused backward in one pass
     (:func:`_run_cpu_half`); else through float32 with one final rounding."""
     run = _RUN[out.device.type]
-    if out.dtype in HALF and scale is None and name in HALF_CPU and (
+    if out.dtype in HALF and scale is None and catalog.lookup(name).half and (
             out.device.type == "cpu" or out.is_contiguous()):
         (_run_cpu_half if out.device.type == "cpu" else _run_cuda_half)(name, args, out)
     elif out.dtype in HALF:
