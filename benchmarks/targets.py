@@ -291,6 +291,22 @@ def jax_rows(rounds):
     r = speedup(ready2(backward(gj.gelu)), ready2(backward(exact)), rounds, n)
     rows.append(("float32 forward+backward (vjp with a cotangent array) vs "
                  "jax.nn.gelu(approximate=False)", _size(n), _cell(r), ""))
+
+    # the patterns beyond one contiguous operand: a scalar cotangent
+    # broadcast against x (the vjp of 2.5 * gelu), and a 0-d call eagerly,
+    # without jit (what a user's scalar costs)
+    scale = np.float32(2.5)
+    r = speedup(ready2(jax.jit(lambda v, ct: gj.gelu_backward(scale, v))),
+                ready2(jax.jit(lambda v, ct: jax.vjp(exact, v)[1](jax.numpy.full_like(v, scale))[0])),
+                rounds, n)
+    rows.append(("float32 backward with a scalar cotangent (broadcast) vs "
+                 "jax.nn.gelu(approximate=False)'s vjp", _size(n), _cell(r), ""))
+    x0 = jax.device_put(np.float32(-0.7))
+    # (timed as if 10^3 elements: 10^3 eager calls a timing, not 10^6)
+    r = speedup(lambda: gj.gelu(x0).block_until_ready(),
+                lambda: exact(x0).block_until_ready(), rounds, 10**3)
+    rows.append(("float32 gelu of a 0-d array, eager (no jit), per call, vs "
+                 "jax.nn.gelu(approximate=False)", "1", _cell(r), ""))
     return rows
 
 
