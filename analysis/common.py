@@ -94,12 +94,18 @@ def section_main(argv, prog, doc, page, markers, make):
     return 0
 
 
-def replace_section(path, markers, body):
-    """Rewrite the part of the text file ``path`` between the two
-    ``markers`` (kept) with ``body``; exit with a message where the file
-    has no such section."""
+def with_section(path, markers, body):
+    """The text of file ``path`` with the part between the two ``markers``
+    (kept) replaced by ``body``; exit with a message where the file has no
+    such section."""
     text = path.read_text()
     start, end = markers
     if start not in text or end not in text:
         raise SystemExit(f"{path} has no {start} ... {end} section to update")
-    path.write_text(text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):])
+    return text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):]
+
+
+def replace_section(path, markers, body):
+    """Rewrite the part of the text file ``path`` between the two
+    ``markers`` (kept) with ``body`` (:func:`with_section`)."""
+    path.write_text(with_section(path, markers, body))

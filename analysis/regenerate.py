@@ -29,16 +29,7 @@ import re
 import sys
 
 from analysis import accuracy_docs, figures, first_call, gpu32_docs, gpu_docs, readme
-
-
-def _section(path, markers, body):
-    """The text of ``path`` with the part between ``markers`` replaced by
-    ``body`` (as :func:`analysis.common.replace_section` writes it)."""
-    text = path.read_text()
-    start, end = markers
-    if start not in text or end not in text:
-        raise SystemExit(f"{path} has no {start} ... {end} section")
-    return text[:text.index(start) + len(start)] + "\n" + body + text[text.index(end):]
+from analysis.common import with_section
 
 
 def _first_call():
@@ -46,19 +37,19 @@ def _first_call():
     labels = re.search(r"python -m analysis\.first_call --table ([\w ]+?) --update-docs",
                        text).group(1).split()
     made = f"Made by `python -m analysis.first_call --table {' '.join(labels)} --update-docs`."
-    return _section(first_call.PAGE, first_call.MARKERS,
+    return with_section(first_call.PAGE, first_call.MARKERS,
                     f"{first_call.table(labels)}\n\n{made}\n")
 
 
 #: part -> (the file, a function giving its whole text as it should be)
 PARTS = {
-    "readme": (readme.README, lambda: _section(
+    "readme": (readme.README, lambda: with_section(
         readme.README, readme.MARKERS, readme.table().rstrip("\n") + "\n")),
-    "accuracy_docs": (accuracy_docs.PAGE, lambda: _section(
+    "accuracy_docs": (accuracy_docs.PAGE, lambda: with_section(
         accuracy_docs.PAGE, accuracy_docs.MARKERS, accuracy_docs.section().rstrip("\n") + "\n")),
-    "gpu32_docs": (gpu32_docs.PAGE, lambda: _section(
+    "gpu32_docs": (gpu32_docs.PAGE, lambda: with_section(
         gpu32_docs.PAGE, gpu32_docs.MARKERS, gpu32_docs.section().rstrip("\n") + "\n")),
-    "gpu_docs": (gpu_docs.PAGE, lambda: _section(
+    "gpu_docs": (gpu_docs.PAGE, lambda: with_section(
         gpu_docs.PAGE, gpu_docs.MARKERS, gpu_docs.section().rstrip("\n") + "\n")),
     "first_call": (first_call.PAGE, _first_call),
     "figures": (figures.OUT, figures.source),

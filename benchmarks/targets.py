@@ -367,8 +367,7 @@ def main(argv=None):
         text = (f"Machine: {machine()}; ISA: {isa.describe()}; one pinned core; "
                 f"{args.rounds} interleaved rounds, median (minimum) of the per-round speed "
                 "ratios (the peer's time over ours: above 1, ours is faster).\n\n"
-                "| what | n | measured | target |\n|---|---|---|---|\n"
-                + "".join("| " + " | ".join(r) + " |\n" for r in rows))
+                + _markdown(rows))
         if args.out:
             command = " ".join(["python -m benchmarks.targets", *(argv or sys.argv[1:])])
             with open(args.out, "w") as f:
@@ -394,11 +393,13 @@ def main(argv=None):
     print(f"Machine: {machine()}; ISA: {isa.describe()}; one-thread rows on {pin}; "
           f"{args.rounds} interleaved rounds, median (minimum) of the per-round speed "
           "ratios.\n")
-    print("| what | n | measured | target |")
-    print("|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print(_markdown(rows), end="")
     return 0
+
+
+def _markdown(rows):
+    return ("| what | n | measured | target |\n|---|---|---|---|\n"
+            + "".join("| " + " | ".join(r) + " |\n" for r in rows))
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ Devices
     (XLA has no ``gelu_numba`` target for them).
 """
 
+import dataclasses
 import inspect
 
 import jax as _jax
@@ -171,6 +172,7 @@ def soi_map(key, x):
     return _jax.numpy.where(keep, x, _jax.numpy.zeros_like(x))
 
 
+@dataclasses.dataclass(frozen=True)
 class GELU:
     """The GELU as an activation object: ``GELU(approximate=False)(x)`` is
     ``gelu(x, approximate)``.  Flax takes it wherever it takes an
@@ -178,26 +180,13 @@ class GELU:
     ``activation`` field): it is a plain callable, hashable and equal by
     ``approximate``, with no parameters."""
 
-    __slots__ = ("approximate",)
+    approximate: object = False
 
-    def __init__(self, approximate=False):
-        _approximation(approximate)
-        object.__setattr__(self, "approximate", approximate)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("GELU is immutable")
+    def __post_init__(self):
+        _approximation(self.approximate)
 
     def __call__(self, x):
         return gelu(x, self.approximate)
-
-    def __eq__(self, other):
-        return type(other) is GELU and other.approximate == self.approximate
-
-    def __hash__(self):
-        return hash((GELU, self.approximate))
-
-    def __repr__(self):
-        return f"GELU(approximate={self.approximate!r})"
 
 
 _FUNCTIONS = {name: _function(name) for name in _jax_ffi.FUNCTIONS}

@@ -230,15 +230,11 @@ def _transpose(ct, *operands, function):
 ad.primitive_transposes[_PRIMITIVE] = _transpose
 
 
+@functools.cache
 def register():
     """Register the FFI target with XLA on the CPU, once: needed before a
     program that calls it is compiled, including one deserialized by
     ``jax.export`` (importing :mod:`gelu_numba.jax` does it)."""
-    _register()
-
-
-@functools.cache
-def _register():
     jax.ffi.register_ffi_target(jax_ffi.TARGET, jax.ffi.pycapsule(jax_ffi.handler().address),
                                 platform="cpu")
     jax.ffi.register_ffi_target_as_batch_partitionable(jax_ffi.TARGET)
