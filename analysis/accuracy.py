@@ -63,12 +63,13 @@ import mpmath as mp
 import numpy as np
 
 from analysis.common import jsonable, machine_info, machine_line
+from gelu_numba import catalog
 from reference.mp import ulp_error_dd
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "tests" / "data" / "reference_table.npz"
 OUT = ROOT / "reports" / "accuracy"
-EXACT = ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf")
+EXACT = catalog.names("exact")
 DTYPES = ("float32", "float64")
 #: zero of GELU' (-0.7517915246935645, Newton on Phi(x) + x phi(x) = 0)
 X0 = -0.7517915246935645
@@ -91,17 +92,14 @@ PLOT_XMAX = 1e3
 
 
 def _approx_formulas():
-    """name -> its mpmath formula, a function of one float."""
-    from gelu_numba.approximations import APPROXIMATIONS
-    from reference import approx
+    """name -> its mpmath formula (the catalog record's reference), a
+    function of one float: the approximations, then the family."""
+    import reference
 
-    out = {}
-    for name in APPROXIMATIONS:
-        f, df = approx.formulas(name)
-        out[f"gelu_{name}"], out[f"gelu_{name}_grad"] = f, df
-    for name, (f, df) in approx.FAMILY.items():
-        out[name], out[f"{name}_grad"] = f, df
-    out["gelu_general"] = lambda x: approx.gelu_general(x, GENERAL_MU, GENERAL_SIGMA)
+    out = {f.name: reference.lookup(f) for group in ("approximation", "family")
+           for f in catalog.group(group) if f.nin == 1}
+    general = reference.lookup(catalog.lookup("gelu_general"))
+    out["gelu_general"] = lambda x: general(x, GENERAL_MU, GENERAL_SIGMA)
     return out
 
 

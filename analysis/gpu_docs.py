@@ -32,6 +32,7 @@ from pathlib import Path
 from analysis.common import section_main
 from analysis.gpu_throughput import (F32_TAG, HALF_UNROLLED_TAG, LEAN_TAG, LEAN_WIDE,
                                       OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
+from gelu_numba import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
@@ -44,7 +45,7 @@ RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
 #: the sweep's and throughput's name of a lean kernel, forced
 #: (analysis.gpu_peers), before the function's name
 LEAN_PEER = "gelu_numba_lean32_"
-OURS = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+OURS = catalog.names("exact")
 #: the launched float32 kernels as the sweep names them: on a device with
 #: full-rate FP64 (this one) gelu_numba.gpu's float32 loops run the
 #: float64-arithmetic kernel, which the sweep has as peers (the 2026-11-26

@@ -47,7 +47,7 @@ instructions per element of the launched loop (``gelu`` 147.5 against 144,
 accurate; where it is as fast, such devices could be given it.
 
 ``gelu_numba_lean32_<name>`` (``gelu``, ``ndtr``, ``gelu_grad``,
-``gelu_backward``: :data:`gelu_numba.kernels.lean32.NAMES`) is the float32
+``gelu_backward``: the catalog records with ``lean32``) is the float32
 kernel devices without full-rate FP64 launch (the lean kernel, its table an
 argument), forced whatever the device: the sweep on any GPU covers it.
 
@@ -61,7 +61,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from gelu_numba.kernels import lean32
+from gelu_numba import catalog
 
 
 class Unavailable(RuntimeError):
@@ -226,9 +226,9 @@ PEERS = {
     "gelu_numba_f64_arith": ("gelu", _F32, _gelu_numba_peer("gelu")),
     "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _gelu_numba_peer("gelu_backward")),
     **{f"gelu_numba_f64_arith_{f}": (f, _F32, _gelu_numba_peer(f))
-       for f in ("gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")},
-    **{f"gelu_numba_lean32_{f}": (f, _F32, _gelu_numba_peer(f, lean=True))
-       for f in lean32.NAMES},
+       for f in catalog.names("exact") if f not in ("gelu", "gelu_backward")},
+    **{f"gelu_numba_lean32_{f.name}": (f.name, _F32, _gelu_numba_peer(f.name, lean=True))
+       for f in catalog.group("exact") if f.lean32 is not None},
 }
 
 

@@ -79,7 +79,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+from gelu_numba import catalog
+
+CORE = catalog.names("exact")
 #: the 2-byte kernels' formats (gelu and gelu_backward)
 HALF_FORMATS = ("bfloat16", "float16")
 #: H100 SXM: multiprocessors, boost clock (Hz)
@@ -179,10 +181,10 @@ def lean_kernel(name, flat):
     on a device without full-rate FP64."""
     from numba import cuda
 
-    from gelu_numba.kernels import lean32
+    from gelu_numba import catalog
     from gelu_numba.targets import cuda as target
 
-    table = lean32.WITH_TABLE[getattr(lean32, name)][1]
+    table = catalog.lookup(name).lean32[1]
     gf = target.gpu_function(name)
     if flat:
         return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean=True).py_func, table
@@ -465,10 +467,8 @@ def versions(name: str):
     """``(record, variants)``: the kernels of ``name`` the GPU ran or runs."""
     from gelu_numba import catalog
 
-    from gelu_numba.kernels import lean32
-
     fn = catalog.lookup(name)
-    return fn, ((("lean32",) if name in lean32.NAMES else ())
+    return fn, ((("lean32",) if fn.lean32 is not None else ())
                 + (("gpu32",) if fn.k32_gpu is not None else ()) + ("k32", "k64")
                 + (("k64o",) if fn.ordinary is not None else ()))
 

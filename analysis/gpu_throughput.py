@@ -60,12 +60,14 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-CORE = ("gelu", "gelu_backward", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf")
+from gelu_numba import catalog
+
+CORE = catalog.names("exact")
 DTYPES = ("float32", "float64")
 #: the 2-byte formats (gelu_numba.targets.cuda_half: gelu and gelu_backward
 #: on bit patterns; bfloat16 travels as uint16, NumPy having no bfloat16)
 HALF = ("bfloat16", "float16")
-HALF_FUNCTIONS = ("gelu", "gelu_backward")
+HALF_FUNCTIONS = tuple(f.name for f in catalog.group("exact") if f.half)
 
 
 def _sizes(text):
@@ -239,8 +241,8 @@ def _half_call(name, fmt, args, out, stream):
     if launcher is not None:
         pointers = tuple(a.device_ctypes_pointer.value for a in (*args, out))
         return lambda: launcher(pointers, out.size, stream)
-    if name == "gelu":
-        return lambda: cuda_half.gelu_bits(args[0], out, fmt, stream=stream)
+    if len(args) == 1:
+        return lambda: cuda_half.gelu_bits(args[0], out, fmt, name=name, stream=stream)
     return lambda: cuda_half.gelu_backward_bits(*args, out, fmt, stream=stream)
 
 
@@ -287,8 +289,6 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
     (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
     ``dtypes`` (those of :data:`HALF`: the 2-byte kernels of ``names`` in
     :data:`HALF_FUNCTIONS`)."""
-    from gelu_numba.kernels import lean32
-
     rows = []
     rng = np.random.default_rng(0)
     # a stream of its own: on the default stream numba's device-to-device
@@ -308,7 +308,7 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
             for name in names:
                 if dt in HALF:
                     if name in HALF_FUNCTIONS:
-                        nin = 1 if name == "gelu" else 2
+                        nin = catalog.lookup(name).nin
                         for label, make in ((name, _half_call), (
                                 f"{name} {HALF_UNROLLED_TAG}", _half_unrolled_call)):
                             t = _event_time(make(name, dt, (x, y, y)[:nin], out, stream),
@@ -323,7 +323,8 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 t = _event_time(call, rounds, batch, cuda, stream)
                 nbytes = ((f.nin if name != "soi_map" else 1) + 1) * n * item
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
-                if dt == "float32" and name in lean32.NAMES:
+                if dt == "float32" and name != "soi_map" and \
+                        catalog.lookup(name).lean32 is not None:
                     for tag, choice in FORCED.items():
                         t = _event_time(_forced_call(f, args, out, stream, **choice),
                                         rounds, batch, cuda, stream)

@@ -22,13 +22,14 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
+from gelu_numba import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 SWEEP = ROOT / "analysis" / "results" / "sweep_float32_full.json"
 STUDY = ROOT / "analysis" / "results" / "exhaustive" / "float32.json"
 MARKERS = ("<!-- headline:start -->", "<!-- headline:end -->")
-FUNCTIONS = ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf")
+FUNCTIONS = catalog.names("exact")
 #: the peers' rows of the sweep: the exact GELU as PyTorch's CPU default runs it
 PEERS = {"onednn_gelu_erf_avx512": "PyTorch `F.gelu`, CPU, AVX-512 (oneDNN)",
          "onednn_gelu_erf_avx2": "PyTorch `F.gelu`, CPU, AVX2 (oneDNN)"}

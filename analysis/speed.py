@@ -88,10 +88,12 @@ from pathlib import Path
 
 import numpy as np
 
-FUNCTIONS = ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf")
+from gelu_numba import catalog
+
+FUNCTIONS = catalog.names("exact")
 DTYPES = ("float32", "float64")
 SIZES = tuple(10 ** k for k in range(2, 9))
-NIN = {name: 2 if name == "gelu_backward" else 1 for name in FUNCTIONS}
+NIN = {name: catalog.lookup(name).nin for name in FUNCTIONS}
 OUT = Path("reports") / "speed"
 COPY = "copy (roofline)"
 GPU = "gelu_numba.gpu"

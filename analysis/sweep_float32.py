@@ -180,9 +180,10 @@ def lean32_function(name: str):
     from gelu_numba.kernels import lean32
     from gelu_numba.targets import emulated
 
-    if name not in lean32.NAMES:
+    if catalog.lookup(name).lean32 is None:
+        lean = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
         raise ValueError(f"no lean float32 kernel of {name!r}; there is one of "
-                         f"{', '.join(lean32.NAMES)}")
+                         f"{', '.join(lean)}")
     return emulated.ufunc(f"lean32_{name}", getattr(lean32, name), catalog.lookup(name).nin,
                           __name__,
                           f"The lean float32 {name} kernel, on the CPU.", _by_ufunc_name,
@@ -209,13 +210,10 @@ def sweepable() -> list[str]:
     """Names the sweep can judge: the exact six (against the f64 reference),
     then the one-argument approximations and the x F(x) family (against their
     own float64 loop, which the tests check against mpmath to 2 ulps)."""
-    from gelu_numba.approximations import APPROXIMATIONS
-    from reference.approx import FAMILY
+    from gelu_numba import catalog
 
-    names = list(FUNCTIONS)
-    for base in [f"gelu_{a}" for a in APPROXIMATIONS] + list(FAMILY):
-        names += [base, base + "_grad"]
-    return names
+    return list(FUNCTIONS) + [f.name for group in ("approximation", "family")
+                              for f in catalog.group(group) if f.nin == 1]
 
 
 def _reference(name: str):

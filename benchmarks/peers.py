@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - optional peer
     jax = None
 
-FUNCTIONS = ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf"]
+FUNCTIONS = list(catalog.names("exact"))
 _SQRT1_2 = 1 / math.sqrt(2)
 _PHI0 = 1 / math.sqrt(2 * math.pi)
 _SIGS = ["float32(float32)", "float64(float64)"]

@@ -10,7 +10,7 @@ function, and add their own interface paragraph to the documentation.
 
 Adding a function is a kernel in :mod:`gelu_numba.kernels` and one record
 here.  :func:`lookup` finds a record by name, :func:`published` lists the
-records of one public module.
+records of one public module, :func:`group` those of one group.
 """
 
 import dataclasses
@@ -21,9 +21,14 @@ from collections import namedtuple
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gelu_numba.kernels import erf_as, family, fitted, logistic, normal, normal32_cpu_f64, normal32_gpu_f32
+from gelu_numba.kernels import (
+    erf_as, family, fitted, lean32, logistic, normal, normal32_cpu_f64, normal32_gpu_f32,
+)
 from gelu_numba.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
+
+#: the groups of :attr:`Function.group`, in catalog order
+GROUPS = ("exact", "family", "approximation")
 
 #: the public modules, as ``Function.modules`` names them
 TOP, APPROX, PARALLEL, GPU = ("gelu_numba", "gelu_numba.approximations",
@@ -68,6 +73,24 @@ class Function:
         bfloat16 on its bits: :mod:`gelu_numba.targets.half`), on the CPU
         and for the GPU's 2-byte kernels; the PyTorch and JAX targets run
         half tensors through them in one pass where it does.
+    group : str
+        ``"exact"`` (GELU, its derivatives, Phi and phi: correctly
+        rounded but for a small excess), ``"family"`` (the paper's
+        generalisations) or ``"approximation"`` (the approximations of
+        GELU and their derivatives): :data:`GROUPS`.
+    reference : str or callable
+        The mpmath reference the accuracy measurements judge it against:
+        a callable, or ``"module.function"`` of the gelu-numba
+        repository's ``reference`` package (``"mp.gelu"``,
+        ``"approx.gelu_tanh"``).
+    lean32 : tuple or None
+        ``(kernel, table)`` of its lean float32 GPU kernel (float32
+        arithmetic from one table row, :mod:`gelu_numba.kernels.lean32`):
+        the scalar kernel takes the table as its last argument.
+    tabled : tuple or None
+        ``(kernel, tables)``: ``k32`` in the form that takes its tables as
+        the last argument, for GPU kernels that read them from device
+        memory (:mod:`gelu_numba.kernels.normal32_cpu_f64`).
     """
 
     name: str
@@ -80,6 +103,18 @@ class Function:
     k32_gpu: object = None
     ordinary: tuple = None
     half: bool = False
+    group: str = "exact"
+    reference: object = None
+    lean32: tuple = None
+    tabled: tuple = None
+
+    def __post_init__(self):
+        if self.group not in GROUPS:
+            raise ValueError(f"{self.name}: group must be one of {', '.join(GROUPS)} "
+                             f"(got {self.group!r})")
+        if self.reference is None:
+            object.__setattr__(self, "reference", ("mp." if self.group == "exact" else
+                                                   "approx.") + self.name)
 
     def kernel(self, char):
         """The kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
@@ -99,7 +134,7 @@ class Function:
 #: GELU' (grad), and an x where each occurs
 MaxErrors = namedtuple("MaxErrors", "forward forward_at grad grad_at")
 
-def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None):
+def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None, group="exact"):
     """A record whose docstring ends with the accuracy paragraph: ``how``
     it is evaluated, the stated ``bound`` (float32, float64) and the
     measured maxima."""
@@ -110,7 +145,7 @@ def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None):
             f"--write-measured`` in the gelu-numba repository).")
     doc = body + "\n\n" + textwrap.fill(text, 76, initial_indent="    ",
                                          subsequent_indent="    ")
-    return Function(name, k64, k32, nin, doc, modules, bound, k32_gpu)
+    return Function(name, k64, k32, nin, doc, modules, bound, k32_gpu, group=group)
 
 
 def describe_bound(bound):
@@ -150,10 +185,18 @@ _EXACT_MODULES = (TOP, PARALLEL, GPU)
 _HALF = ("gelu", "gelu_grad", "gelu_backward")
 
 
+#: the exact functions with lean float32 GPU kernels (their own tables)
+_LEAN32 = {"gelu": (lean32.gelu_t, lean32.Q_TABLE), "ndtr": (lean32.ndtr_t, lean32.Q_TABLE),
+           "gelu_grad": (lean32.gelu_grad_t, lean32.G_TABLE),
+           "gelu_backward": (lean32.gelu_backward_t, lean32.G_TABLE)}
+
+
 def _exact():
-    return [dataclasses.replace(f, half=f.name in _HALF, ordinary=(
-        normal.in_range_backward if f.nin == 2 else normal.in_range,
-        getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
+    return [dataclasses.replace(
+        f, half=f.name in _HALF, lean32=_LEAN32.get(f.name),
+        tabled=(getattr(normal32_cpu_f64, f"{f.name}_t"), normal32_cpu_f64.TABLES),
+        ordinary=(normal.in_range_backward if f.nin == 2 else normal.in_range,
+                  getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
 
 
 def _exact_records():
@@ -270,12 +313,12 @@ def _approximations():
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")
         out.append(_function(name, f64, f32, 1, f"\n{body}{errors}",
-                             _IMPL, (1.0, 1.0), modules))
+                             _IMPL, (1.0, 1.0), modules, group="approximation"))
         out.append(_function(name + "_grad", g64, g32, 1,
                              f"\n    Derivative of :func:`{name}` ({formula}).{errors}",
                              _IMPL + "  Next to the derivative's zero the float64 result "
                              "carries the zero's double-double error too.",
-                             (1.0, 1.5), modules))
+                             (1.0, 1.5), modules, group="approximation"))
     return out
 
 
@@ -286,7 +329,7 @@ _FAMILY_MODULES = (TOP, GPU)
 
 def _family():
     m = _FAMILY_MODULES
-    return [
+    return [dataclasses.replace(f, group="family", reference=None) for f in [
         _function("gelu_general", family.gelu_general_64, family.gelu_general_32, 3, """
     The GELU of N(mu, sigma**2): ``x Phi((x - mu)/sigma)`` (Hendrycks &
     Gimpel, section 2).  ``sigma = 0`` is the limit ``x H(x - mu)`` with
@@ -318,7 +361,7 @@ def _family():
         _function("lalu_grad", family.lalu_grad, family.lalu_grad, 1, """
     Derivative of the LaLU, ``F(x) + x e**-|x|/2``; its zero at x = -1 is
     exact.""", _IMPL, (1.0, 1.0), m),
-    ]
+    ]]
 
 
 FUNCTIONS = tuple(_exact() + _family() + _approximations())
@@ -333,3 +376,15 @@ def lookup(name):
 def published(module):
     """The records published by public module ``module``, in catalog order."""
     return [f for f in FUNCTIONS if module in f.modules]
+
+
+def group(name):
+    """The records of group ``name`` (:data:`GROUPS`), in catalog order."""
+    if name not in GROUPS:
+        raise ValueError(f"group must be one of {', '.join(GROUPS)} (got {name!r})")
+    return tuple(f for f in FUNCTIONS if f.group == name)
+
+
+def names(group_name):
+    """The names of :func:`group` ``group_name``'s records, in catalog order."""
+    return tuple(f.name for f in group(group_name))

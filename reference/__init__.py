@@ -13,3 +13,15 @@ installed package; the tests, ``analysis/`` and ``fitting/`` import them.
     Write the committed mpmath tables ``tests/data/reference_table.npz`` and
     ``tests/data/half_reference.npz`` (``python -m reference.make_table``).
 """
+
+
+def lookup(record):
+    """The mpmath reference of catalog record ``record``: its
+    ``reference``, a callable or ``"module.function"`` of this package
+    (``"mp.gelu"``, ``"approx.gelu_poly6_grad"``)."""
+    import importlib
+    ref = record.reference
+    if callable(ref):
+        return ref
+    module, _, name = ref.rpartition(".")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -221,6 +221,16 @@ def formulas(name):
     return t_form(tab.FITS_BY_NAME[name])
 
 
+def __getattr__(name):
+    """``gelu_<fit>`` and ``gelu_<fit>_grad`` of every fitted approximation,
+    under the names of their catalog records (``reference.lookup``)."""
+    key = name.removeprefix("gelu_").removesuffix("_grad")
+    from gelu_numba.tables import approximations as tab
+    if name.startswith("gelu_") and key in tab.FITS_BY_NAME:
+        return formulas(key)[name.endswith("_grad")]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def evaluate(f, x, dps=50):
     """``f(x)`` at ``dps`` digits, as an mpf."""
     with mp.workdps(dps):

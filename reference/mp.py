@@ -76,6 +76,8 @@ X0 = "-0.751791524693564457457904946780"
 #: GELU(X0), the minimum of GELU, as a 30-digit string.
 GELU_X0 = "-0.169971207479903661693868470982"
 
+#: the exact functions (the catalog's group "exact") in the column order of
+#: the committed table ``tests/data/reference_table.npz`` (make_table)
 FUNCTIONS = ("ndtr", "norm_pdf", "gelu", "gelu_grad", "gelu_grad2", "gelu_backward")
 
 # (precision p, smallest normal exponent emin) of the target formats.

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 import gelu_numba as g
+from gelu_numba import catalog
 
 pytestmark = pytest.mark.unit
 
-UNARY = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
-ALL = UNARY + ["gelu_backward"]
+UNARY = [f.name for f in catalog.group("exact") if f.nin == 1]
+ALL = list(catalog.names("exact"))
 #: the functions with float16 loops (gelu_numba.targets.half)
-HALF_LOOPS = ("gelu", "gelu_grad", "gelu_backward")
+HALF_LOOPS = tuple(f.name for f in catalog.FUNCTIONS if f.half)
 
 
 def call(name, x):

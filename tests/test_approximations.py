@@ -6,6 +6,7 @@ GELU for the approximation error, and the published figures of the tanh and
 sigmoid forms (Hendrycks & Gimpel; docs/numerics.md).
 """
 
+import importlib
 import math
 
 import mpmath as mp
@@ -14,6 +15,8 @@ import pytest
 
 import gelu_numba as g
 from gelu_numba.approximations import APPROXIMATIONS
+import reference
+from gelu_numba import catalog
 from reference import approx
 from reference.mp import ulp_error
 
@@ -42,15 +45,10 @@ POINTS = _points()
 
 
 def _formulas():
-    out = {}
-    for name, rec in APPROXIMATIONS.items():
-        f, df = approx.formulas(name)
-        out[f"gelu_{name}"] = (rec.forward, f)
-        out[f"gelu_{name}_grad"] = (rec.grad, df)
-    for name, (f, df) in approx.FAMILY.items():
-        out[name] = (getattr(g, name), f)
-        out[name + "_grad"] = (getattr(g, name + "_grad"), df)
-    return out
+    """name -> (the published ufunc, its mpmath reference) of every
+    one-input approximation and family record."""
+    return {f.name: (getattr(importlib.import_module(f.modules[0]), f.name), reference.lookup(f))
+            for group in ("approximation", "family") for f in catalog.group(group) if f.nin == 1}
 
 
 FORMULAS = _formulas()

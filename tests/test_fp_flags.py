@@ -33,14 +33,15 @@ from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.tables.approximations import FITS_BY_NAME
 from gelu_numba.tables.normal_cdf import A_MAX, C_T
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32
+from gelu_numba import catalog
 
 pytestmark = pytest.mark.unit
 
 DTYPES = [np.float64, np.float32]
 X0 = -0.7517915246935645
 
-EXACT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
-FAMILY = ["silu", "silu_grad", "x_cauchy", "x_cauchy_grad", "lalu", "lalu_grad"]
+EXACT = list(tuple(f.name for f in catalog.group("exact") if f.nin == 1))
+FAMILY = [f.name for f in catalog.group("family") if f.nin == 1]
 # functions x F(x): the exact value is zero only at x = 0 (and their limit at
 # -inf is exact)
 PRODUCTS = {"gelu", "silu", "x_cauchy", "lalu"}
@@ -181,8 +182,7 @@ def test_exact_and_family(name, dt):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf",
-                                  "gelu_backward"])
+@pytest.mark.parametrize("name", catalog.names("exact"))
 def test_parallel(name, dt):
     x = cached_grid(dt)
     f = getattr(gp, name)

@@ -22,11 +22,12 @@ import gelu_numba
 from analysis.sweep_float32 import function_for, gpu32_function, sweep
 from gelu_numba.kernels import lean32, normal32_gpu_f32
 from reference.mp import ulp_error
+from gelu_numba import catalog
 
 pytestmark = pytest.mark.gpu
 
-ONE_INPUT = ["gelu", "gelu_grad", "gelu_grad2", "ndtr", "norm_pdf"]
-SIX = ONE_INPUT + ["gelu_backward"]
+ONE_INPUT = list(tuple(f.name for f in catalog.group("exact") if f.nin == 1))
+SIX = list(catalog.names("exact"))
 BOUND = normal32_gpu_f32.BOUND
 assert lean32.BOUND == BOUND
 #: (kernel set, function): the GPU's six, and the lean set's

@@ -35,7 +35,7 @@ TWO_PIECE = {"gelu": normal_cdf.R_PIECES, "ndtr": normal_cdf.R_PIECES,
 #: the ordinary form (gelu_numba.targets.cuda.float64_kernel), each with
 #: exp's polynomial, and R's or H's where they have one (the ordinary form
 #: its first piece alone)
-EXACT = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", "gelu_grad2"}
+EXACT = set(catalog.names("exact"))
 #: coefficients (hi and lo parts) of a piece of exp's, R's and H's polynomials
 _SIZE = {k: len(p[0][0]) + len(p[0][1]) for k, p in (
     ("exp", normal_cdf.EXP_PIECES), ("R", normal_cdf.R_PIECES), ("H", normal_cdf.H_PIECES))}
@@ -47,6 +47,7 @@ from analysis.gpu_sass import without_a_driver
 without_a_driver()
 from gelu_numba.gpu import device
 from compiled import ptx_counts
+from gelu_numba import catalog
 
 out = {}
 for name in sys.argv[1:]:

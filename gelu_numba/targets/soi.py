@@ -2,17 +2,31 @@
 
 One ``@njit`` loop over the flat input: element i draws the i-th output of
 the SplitMix64 stream of the seed (:mod:`gelu_numba.kernels.soi`) and keeps
-x where that uniform number is below Phi(x) (:func:`gelu_numba.ndtr`, the
-kernel of the input's precision, inlined and vectorised).
+x where that uniform number is below Phi(x) (the catalog's ``ndtr`` kernel
+of the input's precision, the one :func:`gelu_numba.ndtr` runs, inlined and
+vectorised).
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
-from gelu_numba import ndtr
+from gelu_numba import catalog
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets.stamp import STAMP
+
+
+def ndtr(x):
+    """Phi(x) in ``@njit`` code: the kernel of x's precision (below)."""
+    raise NotImplementedError("ndtr here is for the compiled loop only")
+
+
+@overload(ndtr, inline="always")
+def _ndtr_typing(x):
+    kernel = inline(catalog.lookup("ndtr").kernel("f" if x == types.float32 else "d"))
+    return lambda x: kernel(x)
 
 
 def make_loop(stamp):
