@@ -131,7 +131,7 @@ def entries() -> dict:
                      HALF32_FORMULA)
     out[HALF_NATIVE] = ("exact (2-byte loops)", "gelu_numba.gelu on float16, "
                         "gelu_numba.half.gelu_bfloat16 (and their gradients)",
-                        "the float64 GELU rounded once to the format (gelu_numba.kernels.half)")
+                        "the float64 GELU rounded once to the format (gelu_numba.kernels.half_rounding)")
     for name, e in PRODUCTION.items():
         out[name] = ("production", e.runs, e.formula)
     return out

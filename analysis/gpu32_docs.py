@@ -7,7 +7,7 @@ Usage::
 
 Sources: ``analysis/results/sweep_float32_gpu32.json`` (``python -m
 analysis.sweep_float32 --kernels gpu32 --workers 2``: the device functions'
-float32 kernels, :mod:`gelu_numba.kernels.normal32_gpu_f32`) and
+float32 kernels, :mod:`gelu_numba.kernels.gpu32`) and
 ``sweep_float32_lean32.json`` (``--kernels lean32 --functions
 gelu,ndtr,gelu_grad,gelu_backward``: the lean kernels, which GPUs with slow
 FP64 launch,
@@ -28,7 +28,7 @@ from analysis.sweep_float32 import markdown_table
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "guide" / "gpu.md"
 RESULTS = ROOT / "analysis" / "results"
-SWEEPS = (("The device functions' float32-arithmetic kernels (`kernels.normal32_gpu_f32`; "
+SWEEPS = (("The device functions' float32-arithmetic kernels (`kernels.gpu32`; "
            "launched for `gelu_grad2` and `norm_pdf` on GPUs with slow FP64)",
            "sweep_float32_gpu32.json"),
           ("The lean kernels, which GPUs with slow FP64 launch (`kernels.lean32`)",

@@ -162,9 +162,9 @@ def _cupy_peer(name):
     return factory
 
 
-def _gelu_numba_peer(function, lean=False):
+def _gelu_numba_peer(function, lean32=False):
     """gelu_numba.gpu's ``function`` as it runs float32 on another device:
-    in float64 arithmetic (devices with full-rate FP64), or (``lean``) the
+    in float64 arithmetic (devices with full-rate FP64), or (``lean32``) the
     lean kernel (devices without), whatever this device's FP64 rate."""
     def factory():
         import dataclasses
@@ -174,13 +174,13 @@ def _gelu_numba_peer(function, lean=False):
         from gelu_numba import catalog
         from gelu_numba.targets.cuda import GpuFunction, device_function, gpu_function
 
-        if lean:
+        if lean32:
             gf = gpu_function.__wrapped__(function)    # (a fresh one)
-            gf.forced = "lean"
+            gf.forced = "lean32"
         else:
             # the record without its GPU kernel: device_function then compiles
             # the CPU's float32 kernel (float64 arithmetic) for float32 inputs
-            fn = dataclasses.replace(catalog.lookup(function), k32_gpu=None)
+            fn = dataclasses.replace(catalog.lookup(function), gpu32=None)
             gf = GpuFunction(f"{function}_f64_arith", device_function(fn), fn.nin,
                              f"{function}, float32 in float64 arithmetic")
         current = [0]
@@ -227,7 +227,7 @@ PEERS = {
     "gelu_numba_f64_arith_backward": ("gelu_backward", _F32, _gelu_numba_peer("gelu_backward")),
     **{f"gelu_numba_f64_arith_{f}": (f, _F32, _gelu_numba_peer(f))
        for f in catalog.names("exact") if f not in ("gelu", "gelu_backward")},
-    **{f"gelu_numba_lean32_{f.name}": (f.name, _F32, _gelu_numba_peer(f.name, lean=True))
+    **{f"gelu_numba_lean32_{f.name}": (f.name, _F32, _gelu_numba_peer(f.name, lean32=True))
        for f in catalog.group("exact") if f.lean32 is not None},
 }
 

@@ -27,7 +27,7 @@ predicated branch skips for every divisor but special ones:
 literal: no SASS instruction takes a 64-bit immediate, so each float64
 constant costs two of them, and inside the loop wherever ptxas does not
 keep it in a register. Three versions per function where they exist: the
-GPU's float32 kernel (:mod:`gelu_numba.kernels.normal32_gpu_f32`), the float32
+GPU's float32 kernel (:mod:`gelu_numba.kernels.gpu32`), the float32
 kernel in float64 arithmetic (the CPU's,
 :mod:`gelu_numba.kernels.normal32_cpu_f64`, which devices with full-rate FP64
 run, its coefficient tables an argument of the launched kernel), and the
@@ -40,7 +40,7 @@ memory through the L1 cache) count as instructions here, not as traffic:
 the bound does not see them.
 
 The 2-byte kernels of ``gelu`` and ``gelu_backward``
-(:mod:`gelu_numba.targets.cuda_half`, bfloat16 and float16 bit patterns)
+(:mod:`gelu_numba.targets.cuda.half_kernels`, bfloat16 and float16 bit patterns)
 are counted the same way, per store of their loop (which ptxas unrolls).
 
 Reading the counts
@@ -187,12 +187,12 @@ def lean_kernel(name, flat):
     table = catalog.lookup(name).lean32[1]
     gf = target.gpu_function(name)
     if flat:
-        return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean=True).py_func, table
+        return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean32=True).py_func, table
     args = ", ".join(f"a{k}" for k in range(gf.nin))
     loads = ", ".join(f"a{k}[i]" for k in range(gf.nin))
     source = (f"def kernel({args}, tab, out):\n    i = cuda.grid(1)\n"
               f"    if i < out.size:\n        out[i] = dev({loads}, tab)\n")
-    scope = {"dev": gf.lean(), "cuda": cuda}
+    scope = {"dev": gf.lean32(), "cuda": cuda}
     exec(compile(source, "<lean kernel>", "exec"), scope)  # noqa: S102
     return scope["kernel"], table
 
@@ -317,7 +317,7 @@ def count(record, variant: str) -> dict:
         # the ordinary form alone: what a warp all in range runs (the
         # launched kernel holds both forms and chooses by a warp vote)
         record = dataclasses.replace(record, k64=record.ordinary[1])
-    kernel_fn = {"gpu32": record.k32_gpu, "k32": record.k32, "k64": record.k64,
+    kernel_fn = {"gpu32": record.gpu32, "k32": record.k32, "k64": record.k64,
                  "k64o": record.k64}[variant]
     ty, dtype = (float64, "float64") if variant.startswith("k64") else (float32, "float32")
     record = dataclasses.replace(record, ordinary=None)
@@ -325,10 +325,10 @@ def count(record, variant: str) -> dict:
     # the launched kernel: the record as gelu_numba.gpu compiles it; the
     # CPU's float32 kernel as a device with full-rate FP64 runs it, or in
     # its place where the record has no other
-    if variant == "k32" and record.k32_gpu is not None:
+    if variant == "k32" and record.gpu32 is not None:
         loop_sass, loop_regs = _sass(_flat_kernel_ptx(record, ty, fp64=True))
     else:
-        launched = record if variant != "k32" else dataclasses.replace(record, k32_gpu=None)
+        launched = record if variant != "k32" else dataclasses.replace(record, gpu32=None)
         loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
     return _counts(record, sass, regs, loop_sass, loop_regs, dtype)
 
@@ -358,15 +358,15 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
 
 def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
     """Counts for the 2-byte kernel of ``name`` ("gelu", "gelu_backward")
-    on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda_half`, its
+    on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda.half_kernels`, its
     grid-stride loop as ptxas unrolls it; ``unrolled``: its variant in the
-    float kernels' loop, :func:`~gelu_numba.targets.cuda_half.unrolled_kernel`):
+    float kernels' loop, :func:`~gelu_numba.targets.cuda.half_kernels.unrolled_kernel`):
     per element of the loop, and its bound against a copy of 2-byte
     elements (twice the float32 copy's elements per second; the table, read
     through the caches, not counted)."""
     from numba import cuda, float64, uint16
 
-    from gelu_numba.targets import cuda_half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
     u16 = uint16[::1]
     if name == "gelu":
         fn, sig, nin = cuda_half.lookup_kernel.py_func, (u16, u16, u16), 1
@@ -469,7 +469,7 @@ def versions(name: str):
 
     fn = catalog.lookup(name)
     return fn, ((("lean32",) if fn.lean32 is not None else ())
-                + (("gpu32",) if fn.k32_gpu is not None else ()) + ("k32", "k64")
+                + (("gpu32",) if fn.gpu32 is not None else ()) + ("k32", "k64")
                 + (("k64o",) if fn.ordinary is not None else ()))
 
 
@@ -487,7 +487,7 @@ def table(names, counts=None) -> str:
         record, variants = versions(name)
         for v in variants:
             c = counts[(name, v)] = count(record, v)
-            label = (_LABELS[v] if record.k32_gpu is not None or v.startswith("k64")
+            label = (_LABELS[v] if record.gpu32 is not None or v.startswith("k64")
                      else "float32")
             lines.append(f"| `{name}` | {label} | {c['hot']} | {c['fp32']} | {c['fp64']} | "
                          f"{c['mufu']} | {c['loop']:g} | {c['loop_common']:g} | "

@@ -32,7 +32,7 @@ of a GPU sweep (``python -m analysis.sweep_float32 --device gpu --peers
 all --out SWEEP.json``) beside them.
 
 The 2-byte kernels (``--half``, the default: bfloat16 and float16
-``gelu`` and ``gelu_backward`` of :mod:`gelu_numba.targets.cuda_half`,
+``gelu`` and ``gelu_backward`` of :mod:`gelu_numba.targets.cuda.half_kernels`,
 through the fast launch that ``gelu_numba.torch`` takes) are timed the same
 way on bit-pattern buffers, beside PyTorch's on the same buffers.
 
@@ -64,7 +64,7 @@ from gelu_numba import catalog
 
 CORE = catalog.names("exact")
 DTYPES = ("float32", "float64")
-#: the 2-byte formats (gelu_numba.targets.cuda_half: gelu and gelu_backward
+#: the 2-byte formats (gelu_numba.targets.cuda.half_kernels: gelu and gelu_backward
 #: on bit patterns; bfloat16 travels as uint16, NumPy having no bfloat16)
 HALF = ("bfloat16", "float16")
 HALF_FUNCTIONS = tuple(f.name for f in catalog.group("exact") if f.half)
@@ -208,24 +208,26 @@ def _copy_kernel(typestr):
     from numba import cuda
 
     from gelu_numba.targets import cuda as target
+    from gelu_numba.targets.cuda import launch
 
     if typestr not in _COPY_KERNELS:
         identity = cuda.jit(device=True)(lambda v: v)
         _COPY_KERNELS[typestr] = target.generate(
             target.FLAT_LOOP, {"dev": identity, "cast": np.dtype(typestr).type},
-            **target.flat_fields(1, target.UNROLL))
+            **target.flat_fields(1, launch.UNROLL))
     return _COPY_KERNELS[typestr]
 
 
 #: the 2-byte kernels in the float kernels' unrolled loop, timed beside the
-#: launched ones (gelu_numba.targets.cuda_half.unrolled_kernel)
+#: launched ones (gelu_numba.targets.cuda.half_kernels.unrolled_kernel)
 HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
 
 
 def _half_unrolled_call(name, fmt, args, out, stream):
-    """A launch of :func:`~gelu_numba.targets.cuda_half.unrolled_kernel`,
+    """A launch of :func:`~gelu_numba.targets.cuda.half_kernels.unrolled_kernel`,
     the launched kernels' configuration and table."""
-    from gelu_numba.targets import cuda as target, cuda_half
+    from gelu_numba.targets import cuda as target
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
     kernel = cuda_half.unrolled_kernel(name, fmt)
     table = cuda_half.table_on_device(name, fmt)
     blocks, threads = target.launch_config(out.size)
@@ -236,7 +238,7 @@ def _half_call(name, fmt, args, out, stream):
     """The 2-byte kernel of ``name`` on numba device arrays: through its
     fast launch where there is one (gelu_numba.torch's path), else the
     general one."""
-    from gelu_numba.targets import cuda_half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
     launcher = cuda_half.fast_launcher(name, fmt)
     if launcher is not None:
         pointers = tuple(a.device_ctypes_pointer.value for a in (*args, out))
@@ -247,11 +249,11 @@ def _half_call(name, fmt, args, out, stream):
 
 
 #: the row of float64 gelu on data where nearly every warp holds an element
-#: out of the ordinary range (targets.cuda.float64_kernel: the general kernel)
+#: out of the ordinary range (targets.cuda.device.float64_kernel: the general kernel)
 WIDE = "gelu (x spread 8x: general kernel)"
 
 
-# The float32 kernels of kernels.lean32.NAMES besides the one this device
+# The float32 kernels of the records with lean32 kernels besides the one this device
 # launches, each forced through gelu_numba.gpu's own flat kernel (its
 # configuration and fixed arguments): the lean kernel, which GPUs without
 # full-rate FP64 launch (it reads 11 float32 of a table row an element,
@@ -268,7 +270,7 @@ LEAN_WIDE = "gelu (lean32, x spread 8x)"
 OLD_LEAN_TAG = "(lean32: one table row, not launched yet)"
 OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
 #: the forced choices of each tag (GpuFunction.variant's arguments)
-FORCED = {LEAN_TAG: {"fp64": False, "lean": True}, F32_TAG: {"fp64": False, "lean": False}}
+FORCED = {LEAN_TAG: {"fp64": False, "lean32": True}, F32_TAG: {"fp64": False, "lean32": False}}
 
 
 def _forced_call(f, args, out, stream, **choice):
@@ -440,24 +442,26 @@ def cpu_comparison(n, rows, rounds=5):
     return res, gpu_t.get("float32")
 
 
-def tune(cuda, gpu, target, n, rounds, batch):
+def tune(cuda, gpu, launch, n, rounds, batch):
     """gelu and gelu_backward under a grid of launch configurations and
-    unroll factors; then on sorted input (a warp's elements then take the
-    same branches and, in kernels with tables, the same table rows)."""
+    unroll factors (set in ``launch``, :mod:`gelu_numba.targets.cuda.launch`,
+    where every kernel and launcher reads them); then on sorted input (a
+    warp's elements then take the same branches and, in kernels with
+    tables, the same table rows)."""
     rows = []
-    saved = target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM, target.UNROLL
+    saved = launch.THREADS_PER_BLOCK, launch.BLOCKS_PER_SM, launch.UNROLL
     try:
         for unroll in (1, 2, 4, 8):
             for tpb in (256, 512):
                 for bps in (4, 8, 16):
-                    target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM = tpb, bps
-                    target.UNROLL = unroll
+                    launch.THREADS_PER_BLOCK, launch.BLOCKS_PER_SM = tpb, bps
+                    launch.UNROLL = unroll
                     for r in measure(["gelu", "gelu_backward"], [n], rounds, batch,
                                      cuda, gpu):
                         r.update(tpb=tpb, bps=bps, unroll=unroll)
                         rows.append(r)
     finally:
-        target.THREADS_PER_BLOCK, target.BLOCKS_PER_SM, target.UNROLL = saved
+        launch.THREADS_PER_BLOCK, launch.BLOCKS_PER_SM, launch.UNROLL = saved
     sorted_rows = measure(["gelu", "gelu_backward"], [n], rounds, batch, cuda, gpu,
                           sort=True)
     return rows, sorted_rows
@@ -550,6 +554,7 @@ def main(argv=None):
         from numba import cuda
         from gelu_numba import gpu
         from gelu_numba.targets import cuda as target
+        from gelu_numba.targets.cuda import launch
     except ImportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -593,7 +598,7 @@ def main(argv=None):
     cpu = None
     if "gelu" in names and args.cpu_n[0] in args.sizes:
         cpu = (cpu_comparison(args.cpu_n[0], rows), args.cpu_n[0])
-    tune_rows = tune(cuda, gpu, target, max(args.sizes), args.rounds, args.batch) if args.tune else None
+    tune_rows = tune(cuda, gpu, launch, max(args.sizes), args.rounds, args.batch) if args.tune else None
     regs = registers(gpu, [n for n in ("gelu", "gelu_backward") if n in names],
                      target.SIMULATOR)
     text = report(dev, rows, extra, cpu, tune_rows, regs, argv, missing, accuracy, host)

@@ -58,7 +58,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import contextlib
-import functools
 import json
 import multiprocessing
 import sys
@@ -66,14 +65,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-from numba import njit, vectorize
 
 from analysis.common import int_arg, jsonable, machine_info, machine_line  # noqa: F401 (re-exported names)
+from analysis.sweep_stats import (  # noqa: F401 (names of this module's interface)
+    FUNCTIONS, N_PATTERNS, dy_bits, dy_for_bits, empty_stats, finish_row, merge_stats, n_inputs,
+)
 from reference import f64 as _ref
 from reference.mp import ulp_error_dd
 
-FUNCTIONS = _ref.FUNCTIONS
-N_PATTERNS = 2**32
 DEFAULT_CHUNK = 2**22
 MAX_CHUNK = 2**24
 
@@ -81,55 +80,8 @@ MAX_CHUNK = 2**24
 # ------------------------------------------------------------------ inputs
 
 
-_U32 = np.uint64(0xFFFFFFFF)
-
-
-@njit
-def dy_bits(bits):
-    """The bit pattern of the upstream gradient for the input bit pattern
-    ``bits`` (uint32 in and out): a multiplicative hash, ``|dy|`` in [0.25,
-    4) with a hashed sign and significand.  One scalar definition for the
-    CPU sweep (:func:`dy_for_bits`) and the GPU sweep's kernels; in uint64
-    with explicit masks, where Numba would widen uint32 products anyway."""
-    h = (np.uint64(bits) * np.uint64(0x9E3779B1)) & _U32
-    h ^= h >> np.uint64(15)
-    h = (h * np.uint64(0x85EBCA6B)) & _U32
-    h ^= h >> np.uint64(13)
-    sign = h & np.uint64(0x80000000)
-    expo = (np.uint64(125) + ((h >> np.uint64(23)) & np.uint64(3))) << np.uint64(23)
-    mant = h & np.uint64(0x007FFFFF)
-    return np.uint32(sign | expo | mant)
-
-
-@functools.lru_cache(maxsize=None)
-def _dy_bits_ufunc():
-    return vectorize(["uint32(uint32)"])(lambda b: dy_bits(b))
-
-
-def dy_for_bits(bits: np.ndarray) -> np.ndarray:
-    """The fixed pseudo-random upstream gradient for each input bit pattern.
-
-    Parameters
-    ----------
-    bits : numpy.ndarray of uint32
-        Input bit patterns.
-
-    Returns
-    -------
-    numpy.ndarray of float32
-        ``|dy|`` in [0.25, 4) with a hashed sign and significand
-        (:func:`dy_bits`).
-    """
-    return _dy_bits_ufunc()(np.asarray(bits, dtype=np.uint32)).view(np.float32)
-
-
 def _bits(k0: int, k1: int, stride: int) -> np.ndarray:
     return (np.arange(k0, k1, dtype=np.uint64) * np.uint64(stride)).astype(np.uint32)
-
-
-def n_inputs(stride: int) -> int:
-    """Number of bit patterns a sweep with ``stride`` visits."""
-    return -(-N_PATTERNS // stride)
 
 
 # --------------------------------------------------------------- callables
@@ -148,20 +100,20 @@ class _RoundedReference:
 
 #: what a sweep judges: the CPU ufuncs, or the GPU's float32 kernels
 #: compiled for the CPU (the same IEEE operations in the same order, so the
-#: same bits: see gelu_numba.kernels.normal32_gpu_f32)
+#: same bits: see gelu_numba.kernels.gpu32)
 KERNELS = ("cpu", "gpu32", "lean32")
 
 
 def gpu32_function(name: str):
     """The GPU's float32 kernel of ``name`` (``catalog`` record's
-    ``k32_gpu``) as a float32-only ufunc on the CPU."""
+    ``gpu32``) as a float32-only ufunc on the CPU."""
     from gelu_numba import catalog
     from gelu_numba.targets import emulated
 
     fn = catalog.lookup(name)
-    if fn.k32_gpu is None:
+    if fn.gpu32 is None:
         raise ValueError(f"{name} has no GPU float32 kernel of its own")
-    return emulated.ufunc(f"gpu32_{name}", fn.k32_gpu, fn.nin, __name__,
+    return emulated.ufunc(f"gpu32_{name}", fn.gpu32, fn.nin, __name__,
                           f"The GPU's float32 {name} kernel, on the CPU.", _by_ufunc_name,
                           accepted="float32 (the GPU's float32 kernel)")
 
@@ -226,23 +178,6 @@ def _reference(name: str):
 # ------------------------------------------------------------------- chunks
 
 
-def empty_stats() -> dict:
-    return {
-        "checked": 0,
-        "nan_inputs": 0,
-        "nan_inputs_bad_output": 0,
-        "special_mismatches": 0,
-        "correctly_rounded": 0,
-        "over_1ulp": 0,
-        "max_ulp": -1.0,
-        "worst_bits": None,
-        "worst_output": None,
-        "worst_reference": None,
-        "first_mismatch_bits": None,
-        "output_dtype": None,
-    }
-
-
 def _chunk_stats(name, func, k0, k1, stride) -> dict:
     bits = _bits(k0, k1, stride)
     x = bits.view(np.float32)
@@ -288,48 +223,9 @@ def _chunk_stats(name, func, k0, k1, stride) -> dict:
     return st
 
 
-def merge_stats(a: dict, b: dict) -> dict:
-    for k in ("checked", "nan_inputs", "nan_inputs_bad_output", "special_mismatches",
-              "correctly_rounded", "over_1ulp"):
-        a[k] += b[k]
-    if b["max_ulp"] > a["max_ulp"]:
-        for k in ("max_ulp", "worst_bits", "worst_output", "worst_reference"):
-            a[k] = b[k]
-    if a["first_mismatch_bits"] is None:
-        a["first_mismatch_bits"] = b["first_mismatch_bits"]
-    a["output_dtype"] = a["output_dtype"] or b["output_dtype"]
-    return a
-
-
 def _worker(job):
     name, self_test, kernels, k0, k1, stride = job
     return k1 - k0, _chunk_stats(name, function_for(name, self_test, kernels), k0, k1, stride)
-
-
-def finish_row(name, stride, st, seconds) -> dict:
-    checked = st["checked"]
-    wb = st["worst_bits"]
-    worst = None if wb is None else float(np.uint32(wb).view(np.float32))
-    return {
-        "function": name,
-        "stride": stride,
-        "checked": checked,
-        "max_ulp": st["max_ulp"] if wb is not None else None,
-        "worst_input": worst,
-        "worst_input_hex": None if wb is None else f"0x{wb:08x}",
-        "worst_output": st["worst_output"],
-        "worst_reference": st["worst_reference"],
-        "correctly_rounded": st["correctly_rounded"],
-        "correctly_rounded_share": st["correctly_rounded"] / checked if checked else None,
-        "over_1ulp": st["over_1ulp"],
-        "special_mismatches": st["special_mismatches"],
-        "first_mismatch_hex": None if st["first_mismatch_bits"] is None
-        else f"0x{st['first_mismatch_bits']:08x}",
-        "nan_inputs": st["nan_inputs"],
-        "nan_inputs_bad_output": st["nan_inputs_bad_output"],
-        "output_dtype": st["output_dtype"],
-        "seconds": round(seconds, 3),
-    }
 
 
 def sweep(

@@ -14,7 +14,7 @@ One CUDA kernel per function walks the bit patterns ``k * stride`` of a
 chunk (grid-stride, ``k`` from the chunk's first to its last), evaluates the
 float32 device function (``gelu_numba.gpu.device.<name>`` on float32
 arguments: for the normal-CDF family the float32-arithmetic kernels of
-:mod:`gelu_numba.kernels.normal32_gpu_f32`) and, as the reference, the float64
+:mod:`gelu_numba.kernels.gpu32`) and, as the reference, the float64
 device function on the same input widened to float64 (below 1 ulp of
 float64, about 1e-16 relative: ``tests/test_gpu.py`` holds it to the CPU's
 float64 ufuncs, which ``tests/test_accuracy.py`` holds to mpmath), and
@@ -22,7 +22,7 @@ keeps per-thread statistics that the host adds up: the same fields as the
 CPU sweep (:func:`analysis.sweep_float32.sweep`) with the same definitions
 (ulp of the reference value, the float32 subnormal spacing below 2**-126;
 NaN inputs counted apart; NaN/inf mismatches apart and out of the error
-statistics; ``gelu_backward`` with :func:`analysis.sweep_float32.dy_for_bits`'s
+statistics; ``gelu_backward`` with :func:`analysis.sweep_stats.dy_for_bits`'s
 ``dy``).  Only statistics leave the device: the inputs are generated there.
 
 One difference: where the float64 reference is itself a float32 midpoint,
@@ -50,7 +50,7 @@ import time
 import numpy as np
 from numba import cuda, float32, float64, int64, uint32, uint64
 
-from analysis.sweep_float32 import empty_stats, finish_row, merge_stats, dy_bits, n_inputs
+from analysis.sweep_stats import dy_bits, empty_stats, finish_row, merge_stats, n_inputs
 from gelu_numba.kernels.primitives import float32_from_bits, pow2, split_exponent
 
 #: statistics per thread, in an int64 row: checked, NaN inputs, NaN inputs
@@ -230,7 +230,7 @@ def sweep_gpu(name: str, stride: int = 1, chunk: int = GPU_CHUNK, progress: bool
     device arrays and returning a float32 device array of the same length
     (anything with ``__cuda_array_interface__``: a PyTorch CUDA tensor, a
     CuPy or JAX array); ``label`` names it in the result (``function``)."""
-    from analysis.sweep_float32 import FUNCTIONS
+    from analysis.sweep_stats import FUNCTIONS
 
     if name not in FUNCTIONS:
         raise ValueError(f"unknown function {name!r}; the GPU sweep judges {', '.join(FUNCTIONS)}")

@@ -31,7 +31,7 @@ from numba import types
 
 from benchmarks import isa
 from benchmarks.targets import race
-from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, normal32_gpu_f32
+from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, gpu32
 from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
@@ -154,7 +154,7 @@ VARIANTS = {
         NARROW: normal32_cpu_f64.gelu,
         # the GPU's float32 kernel (float32 arithmetic: twice the lanes;
         # bound 0.875 ulp against the CPU kernel's 0.5 + 2**-7)
-        "gelu in float32 arithmetic (kernels.normal32_gpu_f32, the GPU's)": normal32_gpu_f32.gelu,
+        "gelu in float32 arithmetic (kernels.gpu32, the GPU's)": gpu32.gelu,
         ONE_EXP: f32_gelu_one_exp,
         # the GPU issue's lean design (11 table reads an element: gathers)
         "gelu in float32 arithmetic, one table row (kernels.lean32, what GPUs with slow FP64 launch)":

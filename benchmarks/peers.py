@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import scipy.special as sc  # noqa: E402
 
 import gelu_numba as g  # noqa: E402
+from gelu_numba import catalog  # noqa: E402
 import gelu_numba.parallel as gp  # noqa: E402
 from analysis.common import machine_info  # noqa: E402
 

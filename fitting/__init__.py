@@ -2,6 +2,6 @@
 
 Repository tools, not part of the installed package: run from the
 repository root as ``python -m fitting.make_tables`` (and ``make_tables32_cpu_f64``,
-``make_tables32_gpu_f32``, ``make_half``, ``make_approximations``); each writes
+``make_tables32_gpu32``, ``make_half``, ``make_approximations``); each writes
 into this checkout's ``gelu_numba/tables/`` unless given ``--out``.
 """

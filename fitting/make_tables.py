@@ -26,7 +26,7 @@ What is tabulated (see ``gelu_numba/kernels/normal.py`` for how it is used):
 
 The first coefficients of each polynomial keep a low part (they are
 evaluated in double-double by :func:`gelu_numba.kernels.primitives.
-poly_dd_source`); the generator checks on a dense grid which of those
+polynomials.poly_dd_source`); the generator checks on a dense grid which of those
 steps may add the coefficient with ``fast_two_sum`` (``|c_j| >= |v S_{j+1}(v)|``
 with a margin) and lists the others in ``*_EXACT_STEPS``.
 

@@ -13,16 +13,18 @@ here.  :func:`lookup` finds a record by name, :func:`published` lists the
 records of one public module, :func:`group` those of one group.
 """
 
+import contextlib
 import dataclasses
 import inspect
 import math
+import sys
 import textwrap
 from collections import namedtuple
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from gelu_numba.kernels import (
-    erf_as, family, fitted, lean32, logistic, normal, normal32_cpu_f64, normal32_gpu_f32,
+    erf_as, family, fitted, gpu32, lean32, logistic, normal, normal32_cpu_f64,
 )
 from gelu_numba.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
@@ -35,9 +37,10 @@ TOP, APPROX, PARALLEL, GPU = ("gelu_numba", "gelu_numba.approximations",
                               "gelu_numba.parallel", "gelu_numba.gpu")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Function:
-    """One public function.
+    """One public function (equal only to itself: its kernels' tables are
+    arrays).
 
     Attributes
     ----------
@@ -59,9 +62,9 @@ class Function:
         The stated error bound in ulps of the exact value, (float32,
         float64); the gelu-numba repository's ``tests/test_measured.py``
         holds the measured maxima to it.
-    k32_gpu : function or None
+    gpu32 : function or None
         The GPU's float32 kernel where it is not ``k32``: float32 arithmetic
-        (:mod:`gelu_numba.kernels.normal32_gpu_f32`) instead of the CPU's float64,
+        (:mod:`gelu_numba.kernels.gpu32`) instead of the CPU's float64,
         which most GPUs run at 1/32 to 1/64 of their float32 rate.
     ordinary : tuple or None
         ``(in_range, kernel)``: the float64 kernel's ordinary form, which
@@ -70,7 +73,7 @@ class Function:
         block of elements all in range through it.
     half : bool
         Whether it has correctly rounded 2-byte loops (float16, and
-        bfloat16 on its bits: :mod:`gelu_numba.targets.half`), on the CPU
+        bfloat16 on its bits: :mod:`gelu_numba.targets.half_loops`), on the CPU
         and for the GPU's 2-byte kernels; the PyTorch and JAX targets run
         half tensors through them in one pass where it does.
     group : str
@@ -100,7 +103,7 @@ class Function:
     doc: str
     modules: tuple
     bound: tuple
-    k32_gpu: object = None
+    gpu32: object = None
     ordinary: tuple = None
     half: bool = False
     group: str = "exact"
@@ -134,18 +137,21 @@ class Function:
 #: GELU' (grad), and an x where each occurs
 MaxErrors = namedtuple("MaxErrors", "forward forward_at grad grad_at")
 
-def _function(name, k64, k32, nin, body, how, bound, modules, k32_gpu=None, group="exact"):
-    """A record whose docstring ends with the accuracy paragraph: ``how``
-    it is evaluated, the stated ``bound`` (float32, float64) and the
-    measured maxima."""
-    m32, m64 = MEASURED.get(name, (math.nan, math.nan))
+def record(name, k64, k32, nin, body, how, bound, modules, gpu32=None, group="exact",
+           measured=None, **fields):
+    """A :class:`Function` whose docstring is ``body`` followed by the
+    accuracy paragraph: ``how`` it is evaluated, the stated ``bound``
+    (float32, float64) and the ``measured`` maxima (float32, float64; by
+    default those of :mod:`gelu_numba.measured`, NaN where it has none).
+    ``fields``: the record's other attributes."""
+    m32, m64 = measured or MEASURED.get(name, (math.nan, math.nan))
     text = (f"Accuracy: {how}  Stated bound: {_ulps(bound[0])} (float32), "
             f"{_ulps(bound[1])} (float64); measured max {m32:.3f} and {m64:.3f} ulp "
             f"(:mod:`gelu_numba.measured`, by ``python -m analysis.accuracy "
             f"--write-measured`` in the gelu-numba repository).")
     doc = body + "\n\n" + textwrap.fill(text, 76, initial_indent="    ",
                                          subsequent_indent="    ")
-    return Function(name, k64, k32, nin, doc, modules, bound, k32_gpu, group=group)
+    return Function(name, k64, k32, nin, doc, modules, bound, gpu32, group=group, **fields)
 
 
 def describe_bound(bound):
@@ -181,7 +187,7 @@ _EXACT_MODULES = (TOP, PARALLEL, GPU)
 
 #: the exact functions with correctly rounded 2-byte loops (each table
 #: holds the float64 function's values rounded once; the backward's holds
-#: GELU' in float64: gelu_numba.kernels.half)
+#: GELU' in float64: gelu_numba.kernels.half_rounding)
 _HALF = ("gelu", "gelu_grad", "gelu_backward")
 
 
@@ -201,47 +207,47 @@ def _exact():
 
 def _exact_records():
     return [
-        _function("gelu", normal.gelu, normal32_cpu_f64.gelu, 1, """
+        record("gelu", normal.gelu, normal32_cpu_f64.gelu, 1, """
     Exact GELU: ``x * Phi(x)``, Phi the standard normal CDF
     (Hendrycks & Gimpel's GELU with mu = 0, sigma = 1).
 
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
     x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.gelu),
-        _function("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
+                  gpu32.gelu),
+        record("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
     exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.gelu_grad),
-        _function("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
+                  gpu32.gelu_grad),
+        record("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
     Domain: all real x; ``gelu_grad2(+-inf) = -0.0``, NaN propagates.  The
     factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.gelu_grad2),
-        _function("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
+                  gpu32.gelu_grad2),
+        record("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
 
     Domain: all real dy and x; IEEE rules for infinities
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
     ``gelu_grad(x)`` alone would underflow.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.gelu_backward),
-        _function("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
+                  gpu32.gelu_backward),
+        record("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
     x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.ndtr),
-        _function("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
+                  gpu32.ndtr),
+        record("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
     Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  normal32_gpu_f32.norm_pdf),
+                  gpu32.norm_pdf),
     ]
 
 
@@ -312,9 +318,9 @@ def _approximations():
         name = f"gelu_{key}"
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")
-        out.append(_function(name, f64, f32, 1, f"\n{body}{errors}",
+        out.append(record(name, f64, f32, 1, f"\n{body}{errors}",
                              _IMPL, (1.0, 1.0), modules, group="approximation"))
-        out.append(_function(name + "_grad", g64, g32, 1,
+        out.append(record(name + "_grad", g64, g32, 1,
                              f"\n    Derivative of :func:`{name}` ({formula}).{errors}",
                              _IMPL + "  Next to the derivative's zero the float64 result "
                              "carries the zero's double-double error too.",
@@ -330,7 +336,7 @@ _FAMILY_MODULES = (TOP, GPU)
 def _family():
     m = _FAMILY_MODULES
     return [dataclasses.replace(f, group="family", reference=None) for f in [
-        _function("gelu_general", family.gelu_general_64, family.gelu_general_32, 3, """
+        record("gelu_general", family.gelu_general_64, family.gelu_general_32, 3, """
     The GELU of N(mu, sigma**2): ``x Phi((x - mu)/sigma)`` (Hendrycks &
     Gimpel, section 2).  ``sigma = 0`` is the limit ``x H(x - mu)`` with
     ``H(0) = 1/2``, which for ``mu = 0`` is the ReLU; ``sigma = inf`` gives
@@ -340,25 +346,25 @@ def _family():
                   "``(x - mu)/sigma`` is carried as a double-double (Phi is steep: a "
                   "rounded z would cost up to z**2 ulps), then the kernels of "
                   ":func:`gelu`; measured at mu = 0.25, sigma = 0.5.", (1.0, 1.0), m),
-        _function("silu", logistic.silu_64, logistic.silu_32, 1, """
+        record("silu", logistic.silu_64, logistic.silu_32, 1, """
     SiLU (swish): ``x F(x)`` with F the logistic CDF, ``x sigma(x)``.""",
                   _IMPL, (1.0, 1.0), m),
-        _function("silu_grad", logistic.silu_grad_64, logistic.silu_grad_32, 1, """
+        record("silu_grad", logistic.silu_grad_64, logistic.silu_grad_32, 1, """
     Derivative of the SiLU, ``sigma(x) (1 + x sigma(-x))``; its zero
     x0 = -1.27846454... is handled by a Taylor form (relative error bounded).""",
                   _IMPL, (1.0, 1.5), m),
-        _function("x_cauchy", family.x_cauchy, family.x_cauchy, 1, """
+        record("x_cauchy", family.x_cauchy, family.x_cauchy, 1, """
     ``x F(x)`` with F the standard Cauchy CDF ``1/2 + atan(x)/pi``: like
     the ELU it saturates at a negative constant (-1/pi as x -> -inf).""",
                   "the C library's atan (below 1 ulp) and one more rounding.", (1.5, 1.5), m),
-        _function("x_cauchy_grad", family.x_cauchy_grad, family.x_cauchy_grad, 1, """
+        record("x_cauchy_grad", family.x_cauchy_grad, family.x_cauchy_grad, 1, """
     Derivative of :func:`x_cauchy`, ``F(x) + x/(pi (1 + x**2))``; positive
     everywhere, computed without the cancellation of the formula for x < 0.""",
                   "the C library's atan (below 1 ulp) and one more rounding.", (1.5, 1.5), m),
-        _function("lalu", family.lalu, family.lalu, 1, """
+        record("lalu", family.lalu, family.lalu, 1, """
     The "LaLU": ``x F(x)`` with F the standard Laplace CDF
     (``e**x/2`` for x < 0, ``1 - e**-x/2`` for x >= 0).""", _IMPL, (1.0, 1.0), m),
-        _function("lalu_grad", family.lalu_grad, family.lalu_grad, 1, """
+        record("lalu_grad", family.lalu_grad, family.lalu_grad, 1, """
     Derivative of the LaLU, ``F(x) + x e**-|x|/2``; its zero at x = -1 is
     exact.""", _IMPL, (1.0, 1.0), m),
     ]]
@@ -366,6 +372,42 @@ def _family():
 
 FUNCTIONS = tuple(_exact() + _family() + _approximations())
 _BY_NAME = {f.name: f for f in FUNCTIONS}
+_LISTED = frozenset(FUNCTIONS)
+
+
+def listed(fn):
+    """Whether record ``fn`` is one of this module's own: its kernels are
+    files of the package, whose source stamp keys Numba's on-disk cache
+    (:mod:`gelu_numba.targets.stamp`).  A record added by
+    :func:`registered` is compiled anew in each process instead: the stamp
+    would not see its kernels change."""
+    return fn in _LISTED
+
+
+@contextlib.contextmanager
+def registered(*records):
+    """The catalog with ``records`` added for the duration: every public
+    module of a record's ``modules`` publishes it, as if it were listed
+    here, and forgets it on exit.  How a function is added without editing
+    this file (the toy record of the gelu-numba repository's
+    ``tests/test_adding_a_function.py``, which is the recipe's proof)."""
+    global FUNCTIONS
+    clash = [f.name for f in records if f.name in _BY_NAME]
+    if clash:
+        raise ValueError(f"the catalog already has {', '.join(clash)}")
+    saved = FUNCTIONS
+    FUNCTIONS = saved + tuple(records)
+    _BY_NAME.update((f.name, f) for f in records)
+    try:
+        yield records
+    finally:
+        FUNCTIONS = saved
+        for f in records:
+            del _BY_NAME[f.name]
+            for module in f.modules:
+                loaded = sys.modules.get(module)
+                if loaded is not None and f.name in vars(loaded):
+                    delattr(loaded, f.name)
 
 
 def lookup(name):

@@ -4,7 +4,7 @@ Correctly rounded, bits in and bits out
     ``gelu_numba.gelu``, ``gelu_grad`` and ``gelu_backward`` have float16
     loops (float16 in, float16 out, one rounding; correctly rounded at
     every finite input, the backward wherever ``dy GELU'(x)`` is not within
-    2**-50 of a tie: :mod:`gelu_numba.kernels.half`).  NumPy has no
+    2**-50 of a tie: :mod:`gelu_numba.kernels.half_rounding`).  NumPy has no
     bfloat16 dtype, so its functions take and return bit patterns as
     ``uint16`` (a ``torch.bfloat16`` tensor ``.view(torch.int16)``, an
     ``ml_dtypes.bfloat16`` array ``.view(np.uint16)``):
@@ -56,7 +56,7 @@ _NAMES = ("gelu_half32", *_BFLOAT16)
 
 def _build(name):
     if name in _BFLOAT16:
-        from gelu_numba.targets import cpu, half
+        from gelu_numba.targets import cpu, half_loops as half
         return cpu.Ufunc(half.bfloat16_ufunc(name), name, __name__, _DOC,
                          accepted="uint16 bfloat16 bit patterns (bool and uint8 are cast "
                                   "to them: view bfloat16 data as uint16 instead)")

@@ -27,9 +27,11 @@ Transformations
     modes, GELU'' by ``gelu_grad2``, and every higher order by JAX
     operations on ``norm_pdf`` (phi' = -x phi).  ``ndtr``, ``norm_pdf``
     and ``gelu_general`` differentiate to every order too; the
-    approximations, ``silu``, ``x_cauchy`` and ``lalu`` once (their
-    ``_grad``), and a second derivative of them raises
-    ``NotImplementedError``.
+    approximations once by their ``_grad`` loops and from the second
+    derivative on by JAX's autodiff of their formulas
+    (:mod:`gelu_numba.kernels.formulas`, in the input's dtype or float32);
+    ``silu``, ``x_cauchy`` and ``lalu`` once (their ``_grad``), and a
+    second derivative of them raises ``NotImplementedError``.
 
 Exported programs
     ``jax.export.export(f, disabled_checks=gelu_numba.jax.EXPORT_CHECKS)``:

@@ -8,7 +8,7 @@ Swapping is one line::
 
 and ``gt.gelu(x)`` replaces ``torch.nn.functional.gelu(x)``.  Both are
 backed by the PyTorch custom operators ``torch.ops.gelu_numba.gelu`` and
-``torch.ops.gelu_numba.derivative`` (:mod:`gelu_numba.targets.torch_op`),
+``torch.ops.gelu_numba.derivative`` (:mod:`gelu_numba.targets.torch`),
 so autograd (backward and double backward, forward mode: ``jvp``,
 ``jacfwd``, ``hessian``; batched backward), ``torch.compile`` (also with
 ``fullgraph=True``: the operator is one opaque node), ``torch.vmap`` and
@@ -57,7 +57,7 @@ Dtypes and accuracy (``approximate="none"``; errors against mpmath)
     ==================  ==============================================
 
     On the CPU the half results are correctly rounded (method and proof:
-    :mod:`gelu_numba.kernels.half`; PyTorch's own CPU ``F.gelu`` is not).
+    :mod:`gelu_numba.kernels.half_rounding`; PyTorch's own CPU ``F.gelu`` is not).
     Through float32 (CUDA), a misrounded half result is the neighbour of
     the correctly rounded one: the float32 result is within one float32
     ulp of the exact value, which is 2^-13 of a float16 ulp and 2^-16 of a
@@ -99,9 +99,8 @@ import torch
 from torch import nn
 from torch.overrides import handle_torch_function, has_torch_function, has_torch_function_unary
 
-from gelu_numba.targets.torch_op import (APPROXIMATE, apply_derivative, apply_gelu,
-                                         check_approximate, check_tensor,
-                                         onnx_translation_table)
+from gelu_numba.targets.torch import (APPROXIMATE, apply_derivative, apply_gelu,
+                                      check_approximate, check_tensor, onnx_translation_table)
 
 
 __all__ = ["gelu", "GELU", "gelu_backward", "APPROXIMATE", "onnx_translation_table",

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 
 UNARY = [f.name for f in catalog.group("exact") if f.nin == 1]
 ALL = list(catalog.names("exact"))
-#: the functions with float16 loops (gelu_numba.targets.half)
+#: the functions with float16 loops (gelu_numba.targets.half_loops)
 HALF_LOOPS = tuple(f.name for f in catalog.FUNCTIONS if f.half)
 
 

@@ -1,4 +1,5 @@
-"""The fast launch of gelu_numba.gpu (``gelu_numba.targets.cuda.FastLaunch``).
+"""The fast launch of gelu_numba.gpu
+(``gelu_numba.targets.cuda.fast_launch.FastLaunch``).
 
 Without a GPU the launch itself cannot run (the simulator has no driver and
 no fast path), so what is checked here is what it rests on:
@@ -18,12 +19,16 @@ probe before its first use.
 
 import ctypes
 import threading
+import weakref
 
 import numpy as np
 import pytest
 from compiled import json_of
+from numba import cuda
 
 from gelu_numba.targets import cuda as target
+# (where the values the fast path reads are set)
+from gelu_numba.targets.cuda import fast_launch, launch, variants
 
 pytestmark = pytest.mark.gpu
 
@@ -77,9 +82,9 @@ def test_streams():
         assert target.fast_operands((on(default), Cai((4,))), 0) is not None
         assert target.fast_operands((on(default), Cai((4,))), 0x55) is None
     # launch streams: 0, or a stream object with a handle
-    assert target._stream_handle(0) == 0
-    assert target._stream_handle(3) is None
-    assert target._stream_handle(False) is None
+    assert target.stream_handle(0) == 0
+    assert target.stream_handle(3) is None
+    assert target.stream_handle(False) is None
 
     class Stream:
         handle = 0x55
@@ -87,8 +92,8 @@ def test_streams():
         def __cuda_stream__(self):
             return (0, self.handle)
 
-    assert target._stream_handle(Stream()) == 0x55
-    assert target._stream_handle(object()) is None
+    assert target.stream_handle(Stream()) == 0x55
+    assert target.stream_handle(object()) is None
     assert target.fast_operands((Cai((4,)),), None) is None
 
 
@@ -119,7 +124,8 @@ from analysis.gpu_sass import without_a_driver
 without_a_driver()
 from numba.cuda.descriptor import cuda_target
 from gelu_numba import gpu
-from gelu_numba.targets import cuda as target, cuda_half
+from gelu_numba.targets import cuda as target
+from gelu_numba.targets.cuda import half_kernels as cuda_half
 from compiled import ptx_abi
 
 model = cuda_target.target_context.data_model_manager.lookup(
@@ -134,8 +140,8 @@ def abi(kernel, *signature):
 for name in sys.argv[1:]:
     f = getattr(gpu, name)
     for loop, ty in (("f", "float32"), ("d", "float64")):
-        # (fp64=False, lean=False: the kernel without a table, on any device)
-        kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False, lean=False)
+        # (fp64=False, lean32=False: the kernel without a table, on any device)
+        kernel = f.kernel(loop, target.flat_layout(f.nin), fp64=False, lean32=False)
         out[f"{name} {loop}"] = abi(kernel.py_func, ty, f.nin)
 for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables an argument
     f = getattr(gpu, name)
@@ -145,8 +151,8 @@ for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables
                                 {f.nin: "float64"})
     # the lean kernel (devices without full-rate FP64), its table float32
     # (fixed_arguments' dtype: tests/test_gpu.py, where there is a device)
-    assert f.variant("f", fp64=False) == "lean"
-    out[f"{name} lean"] = abi(f.kernel("f", layout, fp64=False).py_func, "float32", f.nin,
+    assert f.variant("f", fp64=False) == "lean32"
+    out[f"{name} lean32"] = abi(f.kernel("f", layout, fp64=False).py_func, "float32", f.nin,
                               {f.nin: "float32"})
 out["half gelu"] = abi(cuda_half.lookup_kernel.py_func, "uint16", 1, {1: "uint16"})
 out["half gelu_backward"] = abi(cuda_half.backward_kernel("bfloat16").py_func, "uint16", 2,
@@ -180,7 +186,7 @@ def test_fast_kernels_take_seven_words_per_array(abi, name, nin, loop):
     assert "nitems" in used or "shape" in used  # the loop's length
 
 
-@pytest.mark.parametrize("kind", ["tables", "lean", "half"])
+@pytest.mark.parametrize("kind", ["tables", "lean32", "half"])
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
 def test_kernels_with_a_table_take_it_after_the_inputs(abi, kind, name, nin):
     # a table beside the operands: the float64-arithmetic float32 kernel's
@@ -224,9 +230,9 @@ def fake_driver(monkeypatch):
     """The fast path's glue with the driver calls replaced."""
     from gelu_numba import gpu
 
-    monkeypatch.setattr(target, "FAST_LAUNCH", True)
-    monkeypatch.setattr(target, "FastLaunch", Recorder)
-    monkeypatch.setattr(target, "_current_device_id", lambda: 0)
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(fast_launch, "FastLaunch", Recorder)
+    monkeypatch.setattr(fast_launch, "_current_device_id", lambda: 0)
     allocated = []
 
     def device_array(shape, dtype, stream=0):
@@ -235,7 +241,7 @@ def fake_driver(monkeypatch):
         allocated.append(array)
         return array
 
-    monkeypatch.setattr(target.cuda, "device_array", device_array)
+    monkeypatch.setattr(cuda, "device_array", device_array)
     Recorder.launches, Recorder.built, Recorder.agree = [], [], True
     fresh = {name: target.GpuFunction(name, getattr(gpu, name).device, getattr(gpu, name).nin, "")
              for name in ("gelu", "gelu_backward")}
@@ -268,7 +274,7 @@ def test_a_launcher_that_cannot_be_built_is_dropped(fake_driver, monkeypatch):
     def moved(*args, **kwargs):
         raise AttributeError("'_Kernel' object has no attribute '_codelibrary'")
 
-    monkeypatch.setattr(target, "FastLaunch", moved)
+    monkeypatch.setattr(fast_launch, "FastLaunch", moved)
     with pytest.warns(RuntimeWarning, match="cannot be built.*_codelibrary"):
         assert f["gelu"]._fast_launcher("d") is None
 
@@ -277,7 +283,7 @@ def _bare_launcher(monkeypatch, binds):
     """A FastLaunch of no kernel whose context binding is recorded."""
     launcher = object.__new__(target.FastLaunch)
     launcher._device_id, launcher._bound, launcher._fixed = 3, threading.local(), {}
-    monkeypatch.setattr(target.cuda, "current_context",
+    monkeypatch.setattr(cuda, "current_context",
                         lambda dev: binds.append((dev, threading.get_ident())))
     return launcher
 
@@ -316,7 +322,7 @@ def test_fast_launch_call_packs_and_caches(monkeypatch):
     launcher._configs = {}
     launcher._default_stream = "default"
     launcher._to_core_stream = lambda s: converted.append(s) or f"core {s.handle}"
-    launcher._streams = target.weakref.WeakKeyDictionary()
+    launcher._streams = weakref.WeakKeyDictionary()
 
     class Stream:
         handle = 7
@@ -352,9 +358,9 @@ def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
     x = Cai((8,))
     f["gelu"](x)
     f["gelu"](x)
-    monkeypatch.setattr(target, "UNROLL", 2)
+    monkeypatch.setattr(launch, "UNROLL", 2)
     f["gelu"](x)
-    monkeypatch.setattr(target, "THREADS_PER_BLOCK", 512)
+    monkeypatch.setattr(launch, "THREADS_PER_BLOCK", 512)
     f["gelu"](x)
     assert len(Recorder.built) == 3
     # each with the kernel of the unroll factor of its time
@@ -364,13 +370,12 @@ def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
 
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
 def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
-    # gelu_numba.torch's CUDA halves: the 2-byte kernels of cuda_half with
+    # gelu_numba.torch's CUDA halves: the 2-byte kernels of cuda.half_kernels with
     # their table fixed after the inputs, checked on every bit pattern
     # against the general path before first use, built once per device
-    from numba import cuda
-
-    from gelu_numba.targets import cuda_half, half
-    from gelu_numba.targets.half import bfloat16_ufunc
+    from gelu_numba.targets import half_loops as half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
+    from gelu_numba.targets.half_loops import bfloat16_ufunc
     built = []
 
     class Fake:
@@ -391,9 +396,9 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
             assert np.array_equal(out.copy_to_host(), want)
             return True
 
-    monkeypatch.setattr(target, "FAST_LAUNCH", True)
-    monkeypatch.setattr(target, "FastLaunch", Fake)
-    monkeypatch.setattr(target, "_current_device_id", lambda: 0)
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(fast_launch, "FastLaunch", Fake)
+    monkeypatch.setattr(fast_launch, "_current_device_id", lambda: 0)
     monkeypatch.setattr(cuda_half, "_FAST", {})
     launcher = cuda_half.fast_launcher(name, "bfloat16")
     assert isinstance(launcher, Fake) and cuda_half.fast_launcher(name, "bfloat16") is launcher
@@ -405,7 +410,7 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
 def test_half_launchers_exactly_where_there_is_a_driver():
     # none on the simulator; on a device one is built, checked on every bit
     # pattern, and kept (a launcher that cannot be built only warns)
-    from gelu_numba.targets import cuda_half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
     assert target.FAST_LAUNCH == (not target.SIMULATOR)
     assert (cuda_half.fast_launcher("gelu", "float16") is None) == target.SIMULATOR
 
@@ -436,8 +441,8 @@ def test_full_rate_fp64_launchers_fix_the_coefficient_tables(fake_driver, monkey
             Recorder.built.append((loop, dispatcher))
             seen.update(fixed or {})
 
-    monkeypatch.setattr(target, "FastLaunch", WithTables)
-    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    monkeypatch.setattr(fast_launch, "FastLaunch", WithTables)
+    monkeypatch.setattr(variants, "full_rate_fp64", lambda: True)
     f = target.gpu_function.__wrapped__("gelu_backward")   # (a fresh one)
     assert f._fast_launcher("f") is not None
     assert list(seen) == [2]

@@ -29,6 +29,7 @@ import gelu_numba.approximations as approx  # noqa: E402
 from gelu_numba import catalog, gpu  # noqa: E402
 from gelu_numba.gpu import device as gd  # noqa: E402
 from gelu_numba.targets import cuda as target  # noqa: E402
+from gelu_numba.targets.cuda import variants  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 NIN = {fn.name: fn.nin for fn in catalog.published(catalog.GPU)}
@@ -134,7 +135,7 @@ def test_matches_cpu(name, dtype):
 def test_float64_exact_functions_are_the_cpus_bits(name):
     # the float64 device function runs the ordinary form for a warp whose
     # elements are all in range and the general kernel for any other
-    # (targets.cuda.float64_kernel): both the CPU's operations, so the CPU's
+    # (targets.cuda.device.float64_kernel): both the CPU's operations, so the CPU's
     # bits; runs of 64 in range, then runs with one element out of range
     rng = np.random.default_rng(12)
     x = rng.standard_normal(64 * 40) * 1.2
@@ -152,21 +153,20 @@ def test_float64_exact_functions_are_the_cpus_bits(name):
 def test_float32_is_the_kernel_the_device_runs(name):
     # float32 on a GPU without full-rate FP64 runs the lean kernel
     # (gelu_numba.kernels.lean32) where there is one, else
-    # normal32_gpu_f32 (float32 arithmetic): the same bits as that kernel
+    # gpu32 (float32 arithmetic): the same bits as that kernel
     # compiled for the CPU, which the exhaustive sweeps judged
     # (analysis.sweep_float32 --kernels lean32 / gpu32); on a device with
     # half-rate FP64 the CPU's float32 kernel instead, within an ulp of the
     # CPU ufunc (NVVM may contract its plain products and sums;
     # test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel)
     from analysis.sweep_float32 import gpu32_function, lean32_function
-    from gelu_numba.kernels import lean32
     args = inputs(name, np.float32)
     full_fp64 = target.full_rate_fp64()
     assert getattr(gpu, name).variant("f") == (
-        "fp64" if full_fp64 else "lean" if name in lean32.NAMES else "f32")
+        "fp64" if full_fp64 else "lean32" if catalog.lookup(name).lean32 else "gpu32")
     with np.errstate(all="ignore"):
         want = (getattr(gelu_numba, name) if full_fp64 else lean32_function(name)
-                if name in lean32.NAMES else gpu32_function(name))(*args)
+                if catalog.lookup(name).lean32 else gpu32_function(name))(*args)
     got = getattr(gpu, name)(*args).copy_to_host()
     assert np.array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
@@ -504,7 +504,7 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
     # the variant in the float kernels' unrolled loop (timed, not launched):
     # the same bits
-    from gelu_numba.targets import cuda_half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
     blocks, threads = target.launch_config(bits.size)
     cuda_half.unrolled_kernel("gelu", fmt)[blocks, threads](
         cuda.to_device(bits), cuda_half.table_on_device("gelu", fmt), out)
@@ -538,15 +538,15 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
     assert differ.size > 0                             # (the kernels can be told apart)
     x = np.concatenate([np.linspace(-9, 5, 257).astype(np.float32), differ[:16]])
     assert target.FULL_RATE_FP64 >= {(8, 0), (9, 0)} and (8, 6) not in target.FULL_RATE_FP64
-    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    monkeypatch.setattr(variants, "full_rate_fp64", lambda: True)
     fp64 = gpu.gelu(x).copy_to_host()
-    monkeypatch.setattr(target, "full_rate_fp64", lambda: False)
+    monkeypatch.setattr(variants, "full_rate_fp64", lambda: False)
     fp32 = gpu.gelu(x).copy_to_host()
     assert same_bits(fp64, gelu_numba.gelu(x))        # the CPU's kernel, bit for bit
     assert same_bits(fp32, lean32_function("gelu")(x))  # the other algorithm
     # every function of the family, contiguous (the flat kernel, its tables
     # an argument) and strided (the N-D kernel, its tables in the code)
-    monkeypatch.setattr(target, "full_rate_fp64", lambda: True)
+    monkeypatch.setattr(variants, "full_rate_fp64", lambda: True)
     grid = np.linspace(-14, 9, 2 * 311).astype(np.float32)
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40], np.float32)
     for name in ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf"):
@@ -554,7 +554,7 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
         flat = target.flat_layout(f.nin)
         assert list(f.fixed_arguments("f", flat)) == [f.nin]
         assert f.fixed_arguments("f", flat)[f.nin].dtype == np.float64
-        assert f.fixed_arguments("f", flat, fp64=False, lean=False) == {}
+        assert f.fixed_arguments("f", flat, fp64=False, lean32=False) == {}
         for xs, step in ((grid, 1), (grid, 2), (specials, 1)):
             args = (xs[::-1].copy() if f.nin == 2 else None, xs)[-f.nin:]
             with np.errstate(all="ignore"):
@@ -576,23 +576,23 @@ def test_slow_fp64_devices_run_the_lean_kernel(monkeypatch):
     # (contiguous: the flat loop; strided and broadcast: the N-D loop):
     # the bits of its CPU compilation, which the exhaustive sweep judged
     # (analysis/results/sweep_float32_lean32.json); the device functions
-    # keep normal32_gpu_f32 (a user's kernel has no table to pass)
+    # keep gpu32 (a user's kernel has no table to pass)
     from analysis.sweep_float32 import gpu32_function, lean32_function
-    from gelu_numba.kernels import lean32
-    monkeypatch.setattr(target, "full_rate_fp64", lambda: False)
+    monkeypatch.setattr(variants, "full_rate_fp64", lambda: False)
     rng = np.random.default_rng(7)
     base = np.concatenate([rng.standard_normal(300) * 3, np.linspace(-20, 20, 97),
                            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 3e38, -3e38]])
     dense = np.linspace(-14, 6, 1 << 16).astype(np.float32)
-    assert set(lean32.NAMES) < set(NIN)
-    for name in lean32.NAMES:
+    lean = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
+    assert set(lean) < set(NIN)
+    for name in lean:
         f = getattr(gpu, name)
         flat = target.flat_layout(f.nin)
-        assert f.variant("f") == "lean" and f.variant("d") is None
+        assert f.variant("f") == "lean32" and f.variant("d") is None
         table = f.fixed_arguments("f", flat)[f.nin]
         assert table.dtype == np.float32 and np.array_equal(
-            table.copy_to_host(), lean32.WITH_TABLE[getattr(lean32, name)][1])
-        # with inputs where the lean kernel and normal32_gpu_f32 differ (the
+            table.copy_to_host(), catalog.lookup(name).lean32[1])
+        # with inputs where the lean kernel and gpu32 differ (the
         # kernels can be told apart)
         dense_args = (np.float32(1.75) * np.cos(dense), dense)[-f.nin:]
         with np.errstate(all="ignore"):

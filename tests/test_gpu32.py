@@ -1,4 +1,4 @@
-"""The GPU's float32 kernels (gelu_numba.kernels.normal32_gpu_f32: float32
+"""The GPU's float32 kernels (gelu_numba.kernels.gpu32: float32
 arithmetic, the device functions'), and the lean ones that GPUs with slow
 FP64 launch (gelu_numba.kernels.lean32: one table row each, no division), compiled for the CPU, where they compute the GPU's bits (the
 same IEEE operations in the same order; tests/test_ptx.py checks that CUDA
@@ -20,7 +20,7 @@ import pytest
 
 import gelu_numba
 from analysis.sweep_float32 import function_for, gpu32_function, sweep
-from gelu_numba.kernels import lean32, normal32_gpu_f32
+from gelu_numba.kernels import lean32, gpu32
 from reference.mp import ulp_error
 from gelu_numba import catalog
 
@@ -28,12 +28,13 @@ pytestmark = pytest.mark.gpu
 
 ONE_INPUT = list(tuple(f.name for f in catalog.group("exact") if f.nin == 1))
 SIX = list(catalog.names("exact"))
-BOUND = normal32_gpu_f32.BOUND
+LEAN32 = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
+BOUND = gpu32.BOUND
 assert lean32.BOUND == BOUND
 #: (kernel set, function): the GPU's six, and the lean set's
 ONE_INPUT_KERNELS = ([("gpu32", n) for n in ONE_INPUT]
-                     + [("lean32", n) for n in lean32.NAMES if n != "gelu_backward"])
-ALL_KERNELS = [("gpu32", n) for n in SIX] + [("lean32", n) for n in lean32.NAMES]
+                     + [("lean32", n) for n in LEAN32 if n != "gelu_backward"])
+ALL_KERNELS = [("gpu32", n) for n in SIX] + [("lean32", n) for n in LEAN32]
 BACKWARD = ["gpu32", "lean32"]
 
 
@@ -140,7 +141,7 @@ def test_lean_tables_rows_cover_their_pieces():
     # at each piece's ends (and one float32 either side) the row the kernel
     # picks must hold D(a - c) = log f(a) - log f(c) to the table's certified
     # error: the row choice from a**2 rounded stays within the widened fit
-    from gelu_numba.tables import normal_cdf32_pieces as tab
+    from gelu_numba.tables import normal_cdf32_lean32 as tab
     ends = [np.float32(k / 4) for k in range(1, 5)] + [np.float32(np.sqrt(n))
                                                        for n in (2, 3, 50, 123, 399, 400)]
     pts = sorted({np.nextafter(e, d, dtype=np.float32) for e in ends

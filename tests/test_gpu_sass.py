@@ -131,7 +131,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
         half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
         assert float(half[8]) == 0 and 4 <= float(half[6]) <= 50
         # the backward: decode, product, round; float16 by the hardware's
-        # conversions (kernels.half), within the same budget
+        # conversions (kernels.half_rounding), within the same budget
         assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
     assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
     # their variant in the float kernels' unrolled loop (timed, not

@@ -4,7 +4,7 @@ every pair of finite inputs: 2**32 pairs per format.
 
 The loop computes ``p = dy * g`` in float64, g the float64 GELU' (below
 0.5 + 2**-4 float64 ulp, moved one ulp towards the exact value where it is
-1/2: kernels.half.grad_off_half), and rounds p once.  So
+1/2: kernels.half_rounding.grad_off_half), and rounds p once.  So
 ``|p - dy GELU'(x)| < |p| 2**-50.9``, and the rounding is correct wherever
 both ends of ``p (1 -+ 2**-50)`` round to the same value (rounding is
 monotone; the ends are computed as ``p (1 -+ 2**-50)`` in float64, within
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from gelu_numba.kernels import half as kernels
-from gelu_numba.targets import half
+from gelu_numba.kernels import half_rounding as kernels
+from gelu_numba.targets import half_loops as half, half_tables
 
 pytestmark = pytest.mark.proof
 
@@ -58,7 +58,7 @@ def _counter(round_):
 
 @pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
 def test_backward_correctly_rounded_at_every_pair(fmt):
-    values = half._values(fmt)
+    values = half_tables.format_values(fmt)
     grads = half.table("gelu_backward", fmt)
     finite = np.isfinite(values)
     x_ok = finite & (values != 0)

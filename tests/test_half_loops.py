@@ -149,7 +149,7 @@ def test_the_cuda_forms_of_the_float16_conversions_are_the_integer_code():
     # past the overflow edge (NaN: the format's quiet NaN, with its sign)
     from numba import njit
 
-    from gelu_numba.kernels import half as kh
+    from gelu_numba.kernels import half_rounding as kh
 
     @njit
     def integer_code(v, out, odd):

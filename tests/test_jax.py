@@ -20,7 +20,6 @@ from gelu_numba import approximations, catalog  # noqa: E402
 from gelu_numba.approximations import APPROXIMATIONS  # noqa: E402
 from gelu_numba.targets import jax_ffi  # noqa: E402
 from reference.mp import ulp_error_dd  # noqa: E402
-from gelu_numba import catalog
 
 pytestmark = pytest.mark.unit
 
@@ -228,14 +227,35 @@ def test_gelu_general_partials_match_mpmath():
     assert [float(v) for v in degenerate] == [1.0, 0.0, 0.0]   # x H(x - mu), x > mu
 
 
-def test_approximations_differentiate_once_and_say_so_at_twice():
+def test_approximations_differentiate_once_by_their_loops_then_by_their_formulas():
     x = np.linspace(-4, 4, 9, dtype=np.float32)
     assert same_bits(gj.gelu(x, approximate=True), g.gelu_tanh(x))
     assert same_bits(jax.vmap(jax.grad(lambda v: gj.gelu(v, "poly14")))(x),
                      APPROXIMATIONS["poly14"].grad(x))
     assert same_bits(jax.vmap(jax.grad(gj.silu))(x), g.silu_grad(x))
-    with pytest.raises(NotImplementedError, match="gelu_tanh_grad has no derivative"):
-        jax.grad(jax.grad(lambda v: gj.gelu(v, "tanh")))(1.0)
+    with pytest.raises(NotImplementedError, match="silu_grad has no derivative"):
+        jax.grad(jax.grad(gj.silu))(1.0)
+
+
+@pytest.mark.parametrize("key", ["tanh", "sigmoid", "as26", "poly6", "rat44"])
+def test_second_and_third_derivatives_of_the_approximations_are_their_formulas(key):
+    """Against mpmath's derivatives of the repository's mpmath definition of
+    each formula (reference.approx), in float64; +-inf give 0, NaN NaN."""
+    from reference import approx
+    _, grad = approx.formulas(key)
+    f = getattr(gj, f"gelu_{key}")
+    with jax.enable_x64(True):
+        second = jax.grad(jax.grad(f))
+        third = jax.grad(second)
+        for x in (-3.1, -0.7, 0.3, 1.9):
+            with mpmath.workdps(40):
+                want2 = mpmath.diff(grad, x)
+                want3 = mpmath.diff(grad, x, 2)
+            np.testing.assert_allclose(float(second(jnp.float64(x))), float(want2), rtol=1e-12)
+            np.testing.assert_allclose(float(third(jnp.float64(x))), float(want3), rtol=1e-9)
+        edges = jax.vmap(second)(jnp.array([np.inf, -np.inf, np.nan]))
+    assert float(edges[0]) == 0 and float(edges[1]) == 0 and np.isnan(float(edges[2]))
+    assert jax.grad(jax.grad(f))(jnp.float32(0.5)).dtype == jnp.float32
 
 
 def test_checkpoint_scan_and_remat():

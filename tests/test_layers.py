@@ -57,3 +57,55 @@ def test_no_module_reads_another_modules_private_names():
              for path in sorted((ROOT / folder).rglob("*.py"))
              for use in _private_uses(path, ours)]
     assert not found, "\n".join(found)
+
+
+def _import_circles(package):
+    """The strongly connected components of more than one module in
+    ``package``'s import graph (grimp's, as import-linter builds it: lazy
+    imports inside functions count)."""
+    import grimp
+    graph = grimp.build_graph(package, cache_dir=None)
+    index, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def visit(root):
+        # iterative Tarjan: (module, iterator over what it imports)
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.find_modules_directly_imported_by(w)))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+@pytest.mark.parametrize("package", ["gelu_numba", "analysis", "benchmarks", "reference"])
+def test_no_import_circle(package, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    assert _import_circles(package) == []

@@ -14,7 +14,9 @@ from compiled import json_of
 from numba import cuda
 
 from analysis.sweep_float32 import function_for
-from gelu_numba.kernels import lean32
+from gelu_numba import catalog
+
+LEAN32 = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
 
 pytestmark = pytest.mark.gpu
 
@@ -35,10 +37,10 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def ptx_counts():
-    return json_of(_CODE, *lean32.NAMES)
+    return json_of(_CODE, *LEAN32)
 
 
-@pytest.mark.parametrize("name", lean32.NAMES)
+@pytest.mark.parametrize("name", LEAN32)
 def test_launched_kernel_is_float32_without_division_or_calls(ptx_counts, name):
     c = ptx_counts[name]
     assert c["f64"] == 0, c              # no float64 instruction at all
@@ -57,7 +59,7 @@ def _kernel(name):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
-@pytest.mark.parametrize("name", lean32.NAMES)
+@pytest.mark.parametrize("name", LEAN32)
 def test_a_cuda_kernel_gives_the_cpu_compilations_bits(name):
     rng = np.random.default_rng(7)
     # every row of the table, both signs, the subnormal results' range,
@@ -66,7 +68,7 @@ def test_a_cuda_kernel_gives_the_cpu_compilations_bits(name):
                         rng.uniform(0, 1, 40), rng.uniform(12.5, 14.4, 40),
                         [0.0, 20.0, 25.0, np.inf, np.nan, 1e-40, 0.75179154]]).astype(np.float32)
     x = np.concatenate([x, -x])
-    table = lean32.WITH_TABLE[getattr(lean32, name)][1]
+    table = catalog.lookup(name).lean32[1]
     args = (x,) if name != "gelu_backward" else (
         (rng.choice([-1, 1], x.size) * 2.0 ** rng.uniform(-140, 127, x.size)).astype(np.float32),
         x)

@@ -15,6 +15,7 @@ fuse.  Runs in a subprocess: the test session runs numba-cuda's simulator
 import pytest
 from compiled import json_of
 
+from gelu_numba import catalog
 from gelu_numba.tables import normal_cdf
 
 pytestmark = pytest.mark.gpu
@@ -25,14 +26,14 @@ FUNCTIONS = ["gelu", "gelu_backward", "norm_pdf", "silu_grad", "x_cauchy_grad",
              "gelu_tanh_grad", "gelu_sigmoid_grad", "gelu_as26_grad", "gelu_poly14",
              "gelu_rat66_grad", "ndtr", "gelu_grad", "gelu_grad2"]
 #: the functions whose float32 GPU kernel computes in float32
-#: (gelu_numba.kernels.normal32_gpu_f32)
+#: (gelu_numba.kernels.gpu32)
 FLOAT32_ARITHMETIC = {"gelu", "gelu_backward", "norm_pdf", "ndtr", "gelu_grad", "gelu_grad2"}
 #: the float64 kernels that evaluate a two-piece polynomial: R (Phi's tail)
 #: or H (GELU''s)
 TWO_PIECE = {"gelu": normal_cdf.R_PIECES, "ndtr": normal_cdf.R_PIECES,
              "gelu_grad": normal_cdf.H_PIECES, "gelu_backward": normal_cdf.H_PIECES}
 #: the exact functions: their float64 device function holds the general and
-#: the ordinary form (gelu_numba.targets.cuda.float64_kernel), each with
+#: the ordinary form (gelu_numba.targets.cuda.device.float64_kernel), each with
 #: exp's polynomial, and R's or H's where they have one (the ordinary form
 #: its first piece alone)
 EXACT = set(catalog.names("exact"))

@@ -704,7 +704,7 @@ def test_cuda_fast_launch_is_taken_and_exact(dtype):
     # contiguous float32/float64 go through the fast launch (raw pointers,
     # the current stream), bit for bit the general path's result
     from gelu_numba import gpu
-    from gelu_numba.targets import torch_op
+    from gelu_numba.targets import torch as torch_op
     x = _x(100_003, dtype=dtype).cuda()
     before = torch_op.FAST_CUDA_CALLS[0]
     y = gt.gelu(x)
@@ -753,7 +753,7 @@ def test_cuda_halves_in_one_pass_are_the_cpu_bits(dtype):
     # contiguous half tensors: the 2-byte kernels through their fast launch,
     # bits in and out, the same correctly rounded bits as the CPU loops
     # (forward and fused backward)
-    from gelu_numba.targets import torch_op
+    from gelu_numba.targets import torch as torch_op
     x = _x(50_000, dtype=torch.float32).to(dtype)
     dy = torch.flip(x, [0]).contiguous()
     xc, dyc = x.cuda(), dy.cuda()

@@ -167,10 +167,11 @@ def test_flop_counter_mode_counts_the_model_and_keeps_the_values():
 def test_selective_checkpointing_with_a_policy_naming_the_operator(policy, monkeypatch):
     from torch.utils.checkpoint import (CheckpointPolicy, checkpoint,
                                         create_selective_checkpoint_contexts)
-    from gelu_numba.targets import torch_op
+    from gelu_numba.targets.torch import ops
     seen, runs = [], []
-    kernel = torch_op.gelu_kernel
-    monkeypatch.setattr(torch_op, "gelu_kernel", lambda *a: runs.append(1) or kernel(*a))
+    kernel = ops.gelu_kernel
+    # (ops, where gelu_numba::gelu reads it)
+    monkeypatch.setattr(ops, "gelu_kernel", lambda *a: runs.append(1) or kernel(*a))
 
     def choose(ctx, op, *args, **kwargs):
         seen.append(op)

@@ -69,10 +69,12 @@ def _example(module, name, nin):
         "   (dtype('float32'), (7,))", ""])
 
 
-def _catalog_page(module_name, title):
+def catalog_page(module_name, title):
+    """The reST page of a catalog module: every name it publishes now."""
     from gelu_numba import catalog
+    from gelu_numba.targets import publish
     module = importlib.import_module(module_name)
-    names = sorted(n for n in getattr(module, "__all__", dir(module)) if not n.startswith("_"))
+    names = [n for n in publish.current_names(module_name) if not n.startswith("_")]
     lines = [title, "=" * len(title), "", f".. module:: {module_name}", ""]
     lines += [textwrap.dedent(module.__doc__ or "").strip(), ""]
     funcs = [n for n in names if callable(getattr(module, n, None))
@@ -122,7 +124,7 @@ def write_pages(app):
              "own docstring: what ``help()`` shows).", "",
              ".. toctree::", "   :maxdepth: 1", ""]
     for module_name, (title, kind) in PAGES.items():
-        text = (_catalog_page if kind == "catalog" else _auto_page)(module_name, title)
+        text = (catalog_page if kind == "catalog" else _auto_page)(module_name, title)
         page = out / f"{module_name}.rst"
         if not page.exists() or page.read_text() != text:
             page.write_text(text)

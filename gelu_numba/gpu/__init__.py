@@ -11,7 +11,7 @@ compiled from the same scalar source as the CPU ufunc, so both targets
 compute the same formulas.  NVVM may contract a plain product and sum into
 an FMA (results agree to 1 ulp); the error-free transformations, whose low
 parts a contraction would lose, use ``add_rn``/``mul_rn``, which it does not
-contract (:mod:`gelu_numba.kernels.primitives`).
+contract (:mod:`gelu_numba.kernels.primitives.intrinsics`).
 
 One exception, for speed, chosen per device: most GPUs run FP64 at 1/32 to
 1/64 of their FP32 rate, and there the float32 kernels of ``gelu``,
@@ -20,22 +20,22 @@ compute in float32 arithmetic, where the CPU's compute in float64: for
 ``gelu``, ``ndtr``, ``gelu_grad`` and ``gelu_backward`` the lean kernels of
 :mod:`gelu_numba.kernels.lean32` (one table row per element, no division;
 the table a device array the launch passes), for the other two
-:mod:`gelu_numba.kernels.normal32_gpu_f32` (float-float steps); neither has
+:mod:`gelu_numba.kernels.gpu32` (float-float steps); neither has
 an FP64 instruction in its PTX.  On devices with half-rate FP64 (compute
 capability 6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200,
-B100/B200; :data:`gelu_numba.targets.cuda.FULL_RATE_FP64`) they run the
+B100/B200; :data:`gelu_numba.targets.cuda.variants.FULL_RATE_FP64`) they run the
 CPU's kernel (the CPU's bound and bits; the contiguous launch reads its
 coefficient tables once into registers; the repository's
 ``benchmarks/results/gpu_sass_sm90.md``).  The choice is one method,
-:meth:`GpuFunction.variant <gelu_numba.targets.cuda.GpuFunction.variant>`.
+:meth:`GpuFunction.variant <gelu_numba.targets.cuda.function.GpuFunction.variant>`.
 The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
 always compute in float32 arithmetic with
-:mod:`~gelu_numba.kernels.normal32_gpu_f32`.  The stated bound of both
+:mod:`~gelu_numba.kernels.gpu32`.  The stated bound of both
 float32-arithmetic designs is 0.875 ulp (the CPU float32 kernels': 0.508
 ulp); measured on all 2**32 float32 inputs of their CPU compilation (the
 same operations), the lean kernels reach at most <<lean32_max_ulp>> ulp,
 <<lean32_over_1ulp>> above 1 ulp, <<lean32_correctly_rounded>> correctly
-rounded, and ``normal32_gpu_f32`` at most <<gpu32_max_ulp>> ulp,
+rounded, and ``gpu32`` at most <<gpu32_max_ulp>> ulp,
 <<gpu32_over_1ulp>> above 1 ulp, <<gpu32_correctly_rounded>> correctly
 rounded (``analysis/results/sweep_float32_{lean32,gpu32}.json`` in the
 gelu-numba repository; :mod:`gelu_numba.figures`).
@@ -66,7 +66,7 @@ Calling convention::
 Kernels compile on first use for each dtype and layout (contiguous
 operands of one shape take a flat loop; strided and broadcast ones an N-D
 loop).  The launch uses 256 threads per block and at most 16 blocks per
-multiprocessor of the current device (:mod:`gelu_numba.targets.cuda`).
+multiprocessor of the current device (:mod:`gelu_numba.targets.cuda.launch`).
 
 Fast launches: when every operand (``out`` included) is a C-contiguous
 device array of the same shape and the same dtype, float32 or float64
@@ -136,6 +136,6 @@ def _documented(fn):
 __getattr__, __dir__, _names = _publish.module(
     __name__, records=catalog.GPU, factory=_documented,
     # the 2-byte kernels (float16 and bfloat16 bits, correctly rounded)
-    extra={"gelu_bits": "gelu_numba.targets.cuda_half",
-           "gelu_backward_bits": "gelu_numba.targets.cuda_half"})
+    extra={"gelu_bits": "gelu_numba.targets.cuda.half_kernels",
+           "gelu_backward_bits": "gelu_numba.targets.cuda.half_kernels"})
 __all__ = _names + ["device", "soi_map"]

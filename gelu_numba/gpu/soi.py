@@ -3,7 +3,7 @@
 ``soi_map(x, seed=None, out=None, stream=0)`` returns ``x * m``,
 ``m ~ Bernoulli(Phi(x))`` independently per element (Hendrycks & Gimpel,
 section 2; its mean is GELU), with the element rule of the CPU map
-(:func:`gelu_numba.kernels.soi.keep_or_zero`: ``x`` or a zero with its
+(:func:`gelu_numba.kernels.splitmix.keep_or_zero`: ``x`` or a zero with its
 sign, NaN stays NaN) and ``Phi`` the package's :func:`ndtr` device function
 of the input's precision.
 
@@ -31,7 +31,7 @@ Accuracy: ``|P(m = 1) - Phi(x)| < 2**-53 + ulp(Phi(x))`` as on the CPU.
 """
 
 from gelu_numba.soi import seed64
-from gelu_numba.targets.cuda_soi import STREAMS, launch_soi
+from gelu_numba.targets.cuda.soi_kernel import STREAMS, launch_soi
 
 __all__ = ["soi_map", "STREAMS"]
 

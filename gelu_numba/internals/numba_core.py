@@ -1,7 +1,7 @@
 """Numba's dispatcher class and CPU typing context.
 
 * ``numba.core.registry.CPUDispatcher``, subclassed by
-  :func:`gelu_numba.kernels.primitives.inline_helper` so that a float32
+  :func:`gelu_numba.kernels.primitives.bits32.inline_helper` so that a float32
   helper called from Python (the CUDA simulator runs device code as Python)
   runs its Python body and keeps float32 arithmetic.  If it changes: a
   plain Python function for the simulator and ``@njit`` for the compiled
@@ -15,7 +15,7 @@
   If it changes: register every overload at import.
 * ``numba.np.numpy_support.as_dtype``, a Numba type's NumPy dtype (the dtype
   rule in ``@njit`` callers), and ``from_dtype``, the reverse (the kernel
-  signature of :class:`gelu_numba.targets.cuda.FastLaunch`).  If they
+  signature of :class:`gelu_numba.targets.cuda.fast_launch.FastLaunch`).  If they
   change: a table of the float and integer types.
 
 * ``numba.core.caching.FunctionCache`` and its index file's

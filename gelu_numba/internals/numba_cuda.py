@@ -1,5 +1,5 @@
 """numba-cuda's compiled-kernel handle, current context and stream
-conversion: the fast launch of :mod:`gelu_numba.targets.cuda`.
+conversion: the fast launch of :mod:`gelu_numba.targets.cuda.fast_launch`.
 
 * ``compiled._codelibrary.get_cufunc().kernel``: the ``cuda.core`` kernel of
   a compiled dispatcher overload, launched with ``cuda.core.launch`` and

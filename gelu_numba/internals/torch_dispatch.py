@@ -1,5 +1,5 @@
 """PyTorch's functorch, tracing and dispatch-key state: the paths of
-:mod:`gelu_numba.targets.torch_op` (PyTorch 2.13).
+:mod:`gelu_numba.targets.torch` (PyTorch 2.13).
 
 * ``torch._C._are_functorch_transforms_active()`` and
   ``torch._C._get_tracing_state()``: the eager path (kernels called without

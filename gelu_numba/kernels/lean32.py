@@ -2,10 +2,10 @@
 no division and no separate ``exp(-a**2/2)``: what ``gelu_numba.gpu``
 launches for float32 on GPUs without full-rate FP64 (``gelu``, ``ndtr``,
 ``gelu_grad``, ``gelu_backward``; :meth:`GpuFunction.variant
-<gelu_numba.targets.cuda.GpuFunction.variant>`), its table a device array
+<gelu_numba.targets.cuda.function.GpuFunction.variant>`), its table a device array
 passed to the kernel.  The device functions of ``gelu_numba.gpu.device``,
 which a user's kernel calls without a table, keep
-:mod:`gelu_numba.kernels.normal32_gpu_f32`.
+:mod:`gelu_numba.kernels.gpu32`.
 
 Method, for ``a = |x| <= A_F32 = 20`` (beyond: the limits, as the other
 float32 kernels; special values first, by bits)
@@ -13,8 +13,8 @@ float32 kernels; special values first, by bits)
 ``S(a) = log f(a)`` is smooth for ``f(a) = Phi(-a)`` and for ``f(a) =
 GELU'(-a)/(z0 - a)`` (positive: the zero ``z0`` of GELU' divided out), with
 ``S'(a)`` about ``-a``.  Row ``j`` of ``f``'s table
-(``gelu_numba/tables/normal_cdf32_pieces.py``, the repository's ``python -m
-fitting.make_tables32_pieces``) covers a piece of ``[0, A_F32]`` (quarters
+(``gelu_numba/tables/normal_cdf32_lean32.py``, the repository's ``python -m
+fitting.make_tables32_lean32``) covers a piece of ``[0, A_F32]`` (quarters
 below 1, then unit steps of ``a**2``, so that ``S`` moves by at most about
 1/3 across a piece) and holds its centre ``c``, ``f(c) = (mh + ml) 2**e``
 with ``2**e = f1 f2``, and the polynomial ``D(d) = S(c + d) - S(c)`` of
@@ -29,7 +29,7 @@ degree 5 without constant term.  Then::
   (one FMA), the rest plain float32; then one fast two-sum makes
   ``(Dh, Dl)``, ``|Dh| <= <<d_max>>``;
 * ``exp(Dh + Dl)`` as a float32 pair (:func:`~gelu_numba.kernels.
-  normal32_gpu_f32.exp_pair`, the other kernel's: no reduction by ``ln 2``
+  gpu32.exp_pair`, the other kernel's: no reduction by ``ln 2``
   is needed);
 * ``f(a)`` a float-float product; for GELU' times ``z0 - a`` as a
   float-float (z0 in three parts, as the other kernel); scaled by ``f1
@@ -38,7 +38,7 @@ degree 5 without constant term.  Then::
   f(a)`` the same way (where ``2**e`` underflows, the term is far below
   half an ulp);
 * the fused backward: the other kernel's product of ``dy`` (moved by
-  ``2**-kd``, :func:`~gelu_numba.kernels.normal32_gpu_f32.backward_product`)
+  ``2**-kd``, :func:`~gelu_numba.kernels.gpu32.backward_product`)
   and the selected pair, rounded to ``y``, then ``y f1``, ``f2`` and
   ``2**kd`` in the order that keeps every intermediate normal wherever the
   result is not 0: only the last product rounds.
@@ -64,12 +64,12 @@ import math
 
 import numpy as np
 
-from gelu_numba.kernels.normal32_gpu_f32 import (
+from gelu_numba.kernels.gpu32 import (
     BOUND, A_BITS, INF_BITS, fast_two_sum32, mul_dd32, pow2_32, split_input, sub_rn,
     backward_product, backward_specials, exp_pair, minus_z0,
 )
 from gelu_numba.kernels.primitives import add_rn, fma32, inline_helper, mul_rn
-from gelu_numba.tables import normal_cdf32_pieces as tab
+from gelu_numba.tables import normal_cdf32_lean32 as tab
 
 # the table's certified figures, as its generator wrote them
 __doc__ = (__doc__.replace("<<q_d_error>>", f"{math.log2(tab.Q_D_ERROR):.1f}")
@@ -77,9 +77,9 @@ __doc__ = (__doc__.replace("<<q_d_error>>", f"{math.log2(tab.Q_D_ERROR):.1f}")
            .replace("<<d_max>>", f"{max(tab.Q_D_MAX, tab.G_D_MAX):.4f}"))
 
 _f = np.float32
-__all__ = ["BOUND", "NAMES", "gelu", "ndtr", "gelu_grad", "gelu_backward", "WITH_TABLE"]
+__all__ = ["BOUND", "gelu", "ndtr", "gelu_grad", "gelu_backward", "gelu_t", "ndtr_t",
+           "gelu_grad_t", "gelu_backward_t", "Q_TABLE", "G_TABLE"]
 #: the functions with a lean kernel
-NAMES = ("gelu", "ndtr", "gelu_grad", "gelu_backward")
 #: the tables as the CPU compilation reads them (constant arrays); CUDA
 #: kernels take them as an argument, in device memory.  Column after
 #: column: the lanes of a warp read one column of rows that data puts
@@ -232,9 +232,3 @@ def gelu_grad(x):
 def gelu_backward(dy, x):
     """dy * GELU'(x) rounded once to float32."""
     return gelu_backward_t(dy, x, G_TABLE)
-
-
-#: each kernel -> (its form taking the table as the last argument, the table)
-WITH_TABLE = {k: (k_t, t) for k, k_t, t in (
-    (gelu, gelu_t, Q_TABLE), (ndtr, ndtr_t, Q_TABLE), (gelu_grad, gelu_grad_t, G_TABLE),
-    (gelu_backward, gelu_backward_t, G_TABLE))}

@@ -19,7 +19,7 @@ sign of x)::
 
 The last form cancels at the derivative's zero ``x0``; within ``delta`` of
 it the kernels use ``(x - x0) B(x - x0)`` instead, B a Taylor polynomial
-generated in mpmath (:func:`~gelu_numba.kernels.primitives.taylor_at_zero`).
+generated in mpmath (:func:`~gelu_numba.kernels.primitives.polynomials.taylor_at_zero`).
 
 float64 (``*_64``): ``exp(-t)`` is steep, so t is carried as a double-double
 (``exp`` amplifies t's relative error by t, up to 1500 here: rounded t

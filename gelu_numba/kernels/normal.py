@@ -34,7 +34,7 @@ coefficient choices as selects (blends), so no element reads a table row
 (the 110-interval tables of earlier versions cost 19 gathers an element:
 half the time of the loop).  ``t`` costs one division, carried as a dd
 (:func:`tail_variable`).  Every polynomial is generated straight-line code
-(:func:`gelu_numba.kernels.primitives.poly_dd_source`): the high-order terms
+(:func:`gelu_numba.kernels.primitives.polynomials.poly_dd_source`): the high-order terms
 in plain float64 by Estrin's scheme (the loop is bound by the latency of
 its dependency chains, not by its instruction count), the first few in
 "lean" double-double steps.
@@ -92,7 +92,7 @@ from gelu_numba.tables.normal_cdf import (
 )
 
 # the polynomials, as straight-line code with literal coefficients (the
-# CUDA target reads them from constant memory: primitives.make_poly_dd)
+# CUDA target reads them from constant memory: primitives.polynomials.make_poly_dd)
 _exp_poly = make_poly_dd("exp_poly", EXP_PIECES, EXP_EXACT_STEPS, dd_variable=False)
 r_poly = make_poly_dd("r_poly", R_PIECES, R_EXACT_STEPS)
 _h_poly = make_poly_dd("h_poly", H_PIECES, H_EXACT_STEPS)

@@ -53,7 +53,7 @@ Each kernel ``f`` is ``f_t`` with :data:`TABLES` (the coefficients of
 argument: on the CPU these are
 constants folded into the code, exactly as if written in place; a CUDA
 kernel loads them from a device array once, before its loop
-(:data:`WITH_TABLES`, ``gelu_numba.targets.cuda``), because ptxas puts a
+(the ``_t`` forms, a catalog record's ``tabled``; ``gelu_numba.targets.cuda.codegen``), because ptxas puts a
 float64 literal into registers again for every element, two instructions
 each (no SASS instruction takes a 64-bit immediate; the repository's
 ``python -m analysis.gpu_sass`` counts them).  The same operations in the
@@ -240,9 +240,3 @@ def gelu_backward(dy, x):
 def gelu_grad2(x):
     """GELU''(x) = phi(x) (2 - x**2)."""
     return gelu_grad2_t(x, TABLES)
-
-
-#: each kernel -> (its form taking the tables as the last argument, the tables)
-WITH_TABLES = {k: (k_t, TABLES) for k, k_t in (
-    (ndtr, ndtr_t), (norm_pdf, norm_pdf_t), (gelu, gelu_t), (gelu_grad, gelu_grad_t),
-    (gelu_backward, gelu_backward_t), (gelu_grad2, gelu_grad2_t))}

@@ -7,7 +7,7 @@ described in its ``fitting/make_approximations.py``.
 Double-double constants are ``(hi, lo)`` pairs.  ``ZERO_*`` tuples are
 ``(x0_hi, x0_lo, delta, b0_hi, b0_lo, b1, ..., bJ)`` with
 ``g(x0 + d) = d sum b_j d**j`` for the derivative g (see
-``gelu_numba.kernels.primitives.taylor_at_zero``).  Errors are
+``gelu_numba.kernels.primitives.polynomials.taylor_at_zero``).  Errors are
 ``(max |f - exact|, at x)`` over all real x, measured in mpmath
 (Remez-style grid and local refinement, ``fitting.remez.max_abs``).
 """

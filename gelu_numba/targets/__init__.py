@@ -12,18 +12,24 @@ into the compiled forms and publishes them:
 ``numpy_api``
     A ``numpy.ufunc`` from compiled loops, through NumPy's C API.
 ``cpu``
-    Loops (``@cfunc``), ufuncs and ``@njit`` callers.
+    A package: the loops (``@cfunc``), their source templates and
+    intrinsics, the ufuncs and the ``@njit`` callers, one module each.
 ``parallel``
     The multithreaded loops and ufuncs.
 ``cuda``
-    Device functions, kernels and the launcher (needs numba-cuda; imported
-    by :mod:`gelu_numba.gpu` only).
-``torch_op``
-    The PyTorch custom operators, their autograd, fake and vmap rules, and
-    the tensor-to-kernel glue (needs torch; imported by
-    :mod:`gelu_numba.torch` only).
+    A package: device functions, kernel sources, the launch configuration,
+    the launcher and its fast launch, the kernel variants by device, and
+    the 2-byte and SOI kernels, one module each (needs numba-cuda;
+    imported by :mod:`gelu_numba.gpu` only).
+``torch``
+    A package: the PyTorch custom operators, their autograd, fake and vmap
+    rules, and the tensor-to-kernel glue, one module each (needs torch;
+    imported by :mod:`gelu_numba.torch` only).
 ``half``
     The 2-byte loops (float16 and bfloat16, correctly rounded).
+``half_tables``
+    Their tables and lookup kernels, made from the float64 ufuncs the
+    caller passes.
 ``emulated``
     float32-only ufuncs (the production emulations, ``gelu_half32``).
 ``publish``

@@ -29,7 +29,7 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
    do not depend on where a chunk starts, so the split changes no result.
 
 The loops are the ones the ufuncs run (:mod:`gelu_numba.targets.cpu`,
-:mod:`gelu_numba.targets.half`), compiled on first use: the handler finds
+:mod:`gelu_numba.targets.half_loops`), compiled on first use: the handler finds
 a zero in a row's slot only for a loop not used yet in this process (a program
 deserialized by ``jax.export``, say), and then calls :func:`_ensure`, a
 :mod:`ctypes` callback, once (it takes the GIL, compiles the loop and fills
@@ -55,7 +55,7 @@ from gelu_numba.internals.xla_ffi import (
     atomic_add, atomic_load, call_int1, call_int2, call_loop, call_madvise, create_error, load,
     spin_pause, stack, state, store, text,
 )
-from gelu_numba.targets import half as half_target
+from gelu_numba.targets import half_loops as half_target
 from gelu_numba.targets.stamp import STAMP
 
 #: the FFI target's name (one for every function: the ``function``
@@ -67,7 +67,7 @@ TARGET = "gelu_numba"
 FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
                                 for f in catalog.published(m)))
 # the loops of a row, in the handler's slot order (float32, float64,
-# float16, bfloat16; b: on its bits, the uint16 loops of targets.half)
+# float16, bfloat16; b: on its bits, the uint16 loops of targets.half_loops)
 _CHARS = "fdeb"
 # a row: name hash, nin, then the four loop addresses
 _ROW = 2 + len(_CHARS)

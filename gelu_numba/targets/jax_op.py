@@ -22,9 +22,11 @@ Rules
     loop.  Every order of the exact GELU, Phi, phi and the generalised GELU
     differentiates: GELU'' is ``gelu_grad2`` and GELU''' =
     phi(x) x (x - 2)(x + 2) by JAX operations on ``norm_pdf``, whose own
-    derivative is -x phi(x).  The approximations, SiLU, x-Cauchy and LaLU
-    have their first derivatives (the ``_grad`` ufuncs); a second raises
-    ``NotImplementedError``.
+    derivative is -x phi(x).  The approximations have their first
+    derivatives (the ``_grad`` ufuncs), and from the second on JAX's
+    autodiff of their formulas (:mod:`gelu_numba.kernels.formulas`, which
+    the PyTorch target differentiates too).  SiLU, x-Cauchy and LaLU have
+    their first derivatives; a second raises ``NotImplementedError``.
 
 dtypes
     float32 and float64 run the ufuncs' loops; float16 and bfloat16 the
@@ -43,6 +45,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from gelu_numba.internals import jax_sharding
+from gelu_numba.kernels import formulas
 from gelu_numba.targets import jax_ffi
 
 #: the accepted dtypes, in the words of the errors
@@ -188,9 +191,33 @@ def _undifferentiable(name):
     def rule(primals, tangents):
         raise NotImplementedError(
             f"gelu_numba.jax: {name} has no derivative here (the package has the first "
-            f"derivatives of the approximations and of SiLU, x-Cauchy and LaLU, not "
-            f"their second); differentiate a formula of your own for it")
+            f"derivatives of SiLU, x-Cauchy and LaLU, not their second); differentiate "
+            f"a formula of your own for it")
     return rule
+
+
+#: the formulas' operations in JAX (kernels.formulas)
+_JNP = formulas.Ops(where=jnp.where, clamp=lambda w, lo=None, hi=None: jnp.clip(w, lo, hi),
+                    tanh=jnp.tanh, sigmoid=jax.nn.sigmoid, exp=jnp.exp,
+                    const=lambda w, value: jnp.asarray(value, w.dtype))
+
+
+def _formula_second(key):
+    """f''(x) of approximation ``key``: JAX's autodiff of its formula
+    (:mod:`gelu_numba.kernels.formulas`, the formula the PyTorch target
+    differentiates), in x's dtype or float32 if narrower, at finite x; 0 at
+    +-inf, NaN at NaN.  Its own derivatives are JAX's: every order."""
+    f = functools.partial(formulas.APPROXIMATIONS[key], ops=_JNP)
+
+    def first(v):
+        return jax.jvp(f, (v,), (jnp.ones_like(v),))[1]
+
+    def second(x):
+        finite = jnp.isfinite(x)
+        w = jnp.where(finite, x, 0).astype(jnp.promote_types(x.dtype, jnp.float32))
+        d = jax.jvp(first, (w,), (jnp.ones_like(w),))[1].astype(x.dtype)
+        return jnp.where(finite, d, jnp.where(jnp.isnan(x), x, jnp.zeros_like(x)))
+    return second
 
 
 _JVP = {
@@ -206,7 +233,10 @@ _JVP = {
 
 def _jvp(primals, tangents, *, function):
     rule = _JVP.get(function)
-    if rule is None:
+    key = function.removeprefix("gelu_").removesuffix("_grad")
+    if rule is None and function == f"gelu_{key}_grad" and key in formulas.APPROXIMATIONS:
+        rule = _scaled(_formula_second(key))
+    elif rule is None:
         grad = f"{function}_grad"
         rule = (_scaled(lambda x: call(grad, x)) if grad in jax_ffi.FUNCTIONS
                 else _undifferentiable(function))

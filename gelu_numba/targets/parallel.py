@@ -29,6 +29,7 @@ from numba import get_num_threads, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from gelu_numba import catalog
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import cpu, dtypes
 from gelu_numba.targets.stamp import STAMP
@@ -118,7 +119,9 @@ def _blocks(fn, char, cache):
 
 def loop(fn, char, cache=True):
     """The ``@cfunc`` loop of ``fn`` for dtype ``char``, parallel for long
-    unit-stride runs, cached on disk."""
+    unit-stride runs, cached on disk (a record of the catalog's own:
+    :func:`~gelu_numba.catalog.listed`)."""
+    cache = cache and catalog.listed(fn)
     # the parallel code links against the threading layer's scheduler,
     # which exists once Numba has launched its threads (a loop loaded from
     # the cache does not launch them: "Symbol not found: allocate_sched")

@@ -41,6 +41,19 @@ def _signature(fn):
             f"order='K', dtype=None, subok=True)\n")
 
 
+#: public module -> (the catalog module whose records it publishes, its
+#: other names, its extra names)
+_PUBLISHED = {}
+
+
+def current_names(name):
+    """The public names of public module ``name`` now: its ``__all__``, and
+    the records registered since it was imported
+    (:func:`gelu_numba.catalog.registered`)."""
+    records, names, extra = _PUBLISHED[name]
+    return sorted({f.name for f in catalog.published(records)} | set(names) | set(extra))
+
+
 def module(name, extra=None, records=None, factory=None, names=(), build=None):
     """``(__getattr__, __dir__, __all__)`` for public module ``name``, the one
     way every public module publishes its functions.
@@ -53,13 +66,15 @@ def module(name, extra=None, records=None, factory=None, names=(), build=None):
     * ``extra``: further attribute names -> the modules defining them.
 
     Each object is stored in the module's namespace once built."""
-    recs = {f.name: f for f in catalog.published(records or name)}
     extra = dict(extra or {})
     names = tuple(names)
-    everything = sorted(set(recs) | set(names) | set(extra))
+    _PUBLISHED[name] = (records or name, names, extra)
+    everything = current_names(name)
 
     def __getattr__(attr):
-        fn = recs.get(attr)
+        # the catalog asked anew: a record registered after import publishes
+        # too (catalog.registered)
+        fn = next((f for f in catalog.published(records or name) if f.name == attr), None)
         if fn is not None:
             value = factory(fn) if factory is not None else build_ufunc(fn, name)
         elif attr in names:
@@ -72,6 +87,6 @@ def module(name, extra=None, records=None, factory=None, names=(), build=None):
         return value
 
     def __dir__():
-        return sorted(set(vars(sys.modules[name])) | set(everything))
+        return sorted(set(vars(sys.modules[name])) | set(current_names(name)))
 
     return __getattr__, __dir__, everything

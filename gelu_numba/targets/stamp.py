@@ -3,7 +3,7 @@ XLA FFI layout).
 
 Numba's on-disk cache is invalidated by the modification time of the file
 that defines a cached function, not by the files of the functions and
-tables it calls (nor, for a parallel loop compiled from ``cpu.py``'s
+tables it calls (nor, for a parallel loop compiled from ``cpu/loops.py``'s
 template, by ``parallel.py``, whose block runner it links).  Every cached function of the package (the CPU and
 parallel loops, :func:`gelu_numba.soi_map`'s loop) holds this stamp as a
 closure variable, and closure variables are part of Numba's cache key, so

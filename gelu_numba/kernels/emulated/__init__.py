@@ -2,7 +2,7 @@
 
 One module per library.  Each reproduces its library's float32 arithmetic:
 the constants as the library stores them (float32 literals), its evaluation
-order, its fused multiply-adds (:func:`~gelu_numba.kernels.primitives.fma32`)
+order, its fused multiply-adds (:func:`~gelu_numba.kernels.primitives.bits32.fma32`)
 and separate roundings, its clamps and its lookup tables.  Where the library
 calls a transcendental function whose exact algorithm is out of reach (a
 libm, CUDA's libdevice), the emulation says what stands in for it and how

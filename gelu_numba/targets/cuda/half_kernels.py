@@ -1,6 +1,6 @@
 """CUDA kernels of the 2-byte formats: GELU and the fused backward on float16
 and bfloat16 bit patterns, correctly rounded (method and proof:
-:mod:`gelu_numba.kernels.half`; the tables: :mod:`gelu_numba.targets.half`).
+:mod:`gelu_numba.kernels.half_rounding`; the tables: :mod:`gelu_numba.targets.half_loops`).
 
 The forward is one load from a 128 KB table (65,536 uint16 results, kept in
 L2 by the hardware): bits in, bits out, 4 bytes of traffic per element.  The
@@ -21,9 +21,11 @@ import functools
 import numpy as np
 from numba import cuda
 
-from gelu_numba.kernels import half as kernels
-from gelu_numba.targets import cuda as target, half
-from gelu_numba.targets.cuda import launch, launch_config
+from gelu_numba.kernels import half_rounding as kernels
+from gelu_numba.targets import half_loops as half
+# (modules whose values the tests and tools set: read at each use)
+from gelu_numba.targets.cuda import fast_launch, launch
+from gelu_numba.targets.cuda.codegen import FLAT_LOOP, flat_fields, generate
 
 # One element of each kernel, as a device function of the bits and the table.
 @cuda.jit(device=True)
@@ -42,7 +44,7 @@ def _backward_element(fmt):
 
 
 # Grid-stride loops over unsigned indices (uint64 throughout), which Numba
-# does not wrap around as it does signed ones (see targets.cuda.FLAT_LOOP).
+# does not wrap around as it does signed ones (see targets.cuda.codegen.FLAT_LOOP).
 @cuda.jit
 def lookup_kernel(x, table, out):
     n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
@@ -70,7 +72,7 @@ def backward_kernel(fmt):
 def unrolled_kernel(name, fmt):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits in the float kernels' contiguous loop
-    (:data:`gelu_numba.targets.cuda.FLAT_LOOP`): ``UNROLL`` elements per thread
+    (:data:`gelu_numba.targets.cuda.codegen.FLAT_LOOP`): ``UNROLL`` elements per thread
     and trip, all loaded before any is looked up, so that a thread has that
     many loads, then that many table reads, in flight; same arguments and
     bits as the launched kernel.  Not launched: the H200 run of 2026-11-26
@@ -79,8 +81,8 @@ def unrolled_kernel(name, fmt):
     and ``analysis.gpu_throughput`` times this one beside them."""
     nin = 2 if name == "gelu_backward" else 1
     dev = _backward_element(fmt) if nin == 2 else _gelu_element
-    return target.generate(target.FLAT_LOOP, {"dev": dev, "cast": np.uint16},
-                           **target.flat_fields(nin, target.UNROLL, passed="table"))
+    return generate(FLAT_LOOP, {"dev": dev, "cast": np.uint16},
+                    **flat_fields(nin, launch.UNROLL, passed="table"))
 
 
 @functools.cache
@@ -120,8 +122,9 @@ def gelu_bits(x, out, fmt, name="gelu", stream=0):
     x, out = _as_bits(x), _as_bits(out)
     _check(fmt, x, out)
     if x.size:
-        blocks, threads = launch_config(x.size)
-        launch(lookup_kernel, blocks, threads, stream, (x, table_on_device(name, fmt), out))
+        blocks, threads = launch.launch_config(x.size)
+        launch.launch(lookup_kernel, blocks, threads, stream,
+                      (x, table_on_device(name, fmt), out))
     return out
 
 
@@ -131,9 +134,9 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
     dy, x, out = _as_bits(dy), _as_bits(x), _as_bits(out)
     _check(fmt, dy, x, out)
     if x.size:
-        blocks, threads = launch_config(x.size)
-        launch(backward_kernel(fmt), blocks, threads, stream,
-               (dy, x, table_on_device("gelu_backward", fmt), out))
+        blocks, threads = launch.launch_config(x.size)
+        launch.launch(backward_kernel(fmt), blocks, threads, stream,
+                      (dy, x, table_on_device("gelu_backward", fmt), out))
     return out
 
 
@@ -141,16 +144,16 @@ _FAST = {}
 
 
 def fast_launcher(name, fmt):
-    """The :class:`~gelu_numba.targets.cuda.FastLaunch` of ``name``
+    """The :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch` of ``name``
     ("gelu", "gelu_grad": :func:`gelu_bits`; "gelu_backward":
     :func:`gelu_backward_bits`) on ``fmt`` bit patterns, for the current
     device and launch constants: operands ``(x, out)`` or ``(dy, x, out)``
     as 2-byte pointers, the table in its place.  Built on first use and
     checked against the general path on every bit pattern; None where
     there is none (the simulator, a launcher that failed its check)."""
-    if not target.FAST_LAUNCH:
+    if not fast_launch.FAST_LAUNCH:
         return None
-    key = (name, fmt) + target.fast_key(None)
+    key = (name, fmt) + fast_launch.fast_key(None)
     try:
         return _FAST[key]
     except KeyError:
@@ -165,8 +168,9 @@ def fast_launcher(name, fmt):
     else:
         def general(xs, out):
             gelu_backward_bits(xs[0], xs[1], out, fmt)
-    _FAST[key] = launcher = target.checked_launcher(
-        f"gelu_numba.targets.cuda_half ({name}, {fmt})",
-        lambda: target.FastLaunch(kernel, nin, None, np.uint16, {nin: table_on_device(name, fmt)}),
+    _FAST[key] = launcher = fast_launch.checked_launcher(
+        f"gelu_numba.targets.cuda.half_kernels ({name}, {fmt})",
+        lambda: fast_launch.FastLaunch(kernel, nin, None, np.uint16,
+                                       {nin: table_on_device(name, fmt)}),
         lambda fast: fast.agrees([patterns[::-1].copy(), patterns][-nin:], general))
     return launcher

@@ -2,7 +2,7 @@
 
 Regenerate in the gelu-numba repository with::
 
-    python -m fitting.make_tables32_pieces
+    python -m fitting.make_tables32_lean32
 
 mpmath 1.3.0, 256-bit working precision.  Two tables of 404 rows
 of 11 float32 values (the generator's docstring says what each is):

@@ -1,11 +1,11 @@
-"""Generate ``gelu_numba/tables/normal_cdf32_gpu_f32.py``: the coefficients of the
+"""Generate ``gelu_numba/tables/normal_cdf32_gpu32.py``: the coefficients of the
 float32 kernels that compute in float32 arithmetic (the GPU's).
 
 Usage::
 
-    python -m fitting.make_tables32_gpu_f32 [--out PATH] [--check]
+    python -m fitting.make_tables32_gpu32 [--out PATH] [--check]
 
-``gelu_numba/kernels/normal32_gpu_f32.py`` evaluates, for ``0 <= a <= A_F32``,
+``gelu_numba/kernels/gpu32.py`` evaluates, for ``0 <= a <= A_F32``,
 
 * ``R(a) = erfcx(a/sqrt 2)/2 = t P_R(u)`` and
 * ``H(a) = (R(a) - a phi0)/(a - z0) = P_H(u)``
@@ -49,7 +49,7 @@ DEG = {"R": 12, "H": 12}
 NCOMP = 2
 NODES = 4000
 CHECK_POINTS = 20000
-OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32_gpu_f32.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32_gpu32.py"
 
 
 def _f32(v):
@@ -151,7 +151,7 @@ def generate(progress=True):
         "",
         "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m fitting.make_tables32_gpu_f32",
+        "    python -m fitting.make_tables32_gpu32",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision; t = 1/(1 + {P_T} a),",
         f"u = t - {T_C}, 0 <= a <= {A_F32}.  Relative errors as stored (pairs summed),",
@@ -183,7 +183,7 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m fitting.make_tables32_gpu_f32",
+    return run_generator(generate, OUT, "python -m fitting.make_tables32_gpu32",
                          "Regenerate the float32-arithmetic kernels' coefficients.", argv)
 
 

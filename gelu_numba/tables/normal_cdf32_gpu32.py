@@ -2,7 +2,7 @@
 
 Regenerate in the gelu-numba repository with::
 
-    python -m fitting.make_tables32_gpu_f32
+    python -m fitting.make_tables32_gpu32
 
 mpmath 1.3.0, 256-bit working precision; t = 1/(1 + 0.5 a),
 u = t - 0.5, 0 <= a <= 20.0.  Relative errors as stored (pairs summed),

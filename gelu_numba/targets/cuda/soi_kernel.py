@@ -7,11 +7,11 @@ from numba import cuda
 import numpy as np
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
-from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
-from gelu_numba.targets.cuda import (
-    CAST, device, generate, launch, launch_config, loop_fields, operands, prepare_inputs,
-    prepare_out,
-)
+from gelu_numba.kernels.splitmix import GAMMA, keep_or_zero, mix64
+from gelu_numba.targets.cuda import launch
+from gelu_numba.targets.cuda.codegen import CAST, generate, loop_fields
+from gelu_numba.targets.cuda.inputs import operands, prepare_inputs, prepare_out
+from gelu_numba.targets.cuda.variants import device
 
 #: the number of random streams (the parallelism of one call)
 STREAMS = 2**18
@@ -50,8 +50,8 @@ def launch_soi(x, s, out, stream):
     if n:
         streams = min(n, STREAMS)
         states = cuda.device_array(streams, dtype=xoroshiro128p_dtype, stream=stream)
-        blocks, threads = launch_config(streams)
-        launch(_seed_streams, blocks, threads, stream, (states, s))
+        blocks, threads = launch.launch_config(streams)
+        launch.launch(_seed_streams, blocks, threads, stream, (states, s))
         (view,), target, layout = operands([view], dst, shape)
         kernel = _kernels.get((loop, layout))
         if kernel is None:
@@ -61,5 +61,5 @@ def launch_soi(x, s, out, stream):
                 "uniform": xoroshiro128p_uniform_float64},
                 **loop_fields(layout, 1, 12))
             _kernels[(loop, layout)] = kernel
-        launch(kernel, blocks, threads, stream, (view, target, states, streams))
+        launch.launch(kernel, blocks, threads, stream, (view, target, states, streams))
     return dst if out is None else out

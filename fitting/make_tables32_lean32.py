@@ -1,9 +1,9 @@
-"""Generate ``gelu_numba/tables/normal_cdf32_pieces.py``: the table of the lean
+"""Generate ``gelu_numba/tables/normal_cdf32_lean32.py``: the table of the lean
 float32-arithmetic kernel (:mod:`gelu_numba.kernels.lean32`).
 
 Usage::
 
-    python -m fitting.make_tables32_pieces [--out PATH] [--check]
+    python -m fitting.make_tables32_lean32 [--out PATH] [--check]
 
 The kernel evaluates ``Phi(-a)`` (and ``GELU'(-a)``) for ``0 <= a <= A_F32``
 from one table row, with no division and no separate ``exp(-a**2/2)``::
@@ -61,7 +61,7 @@ WIDTH = 7 + DEG - 1
 WIDEN = 2.0**-18
 NODES = 16
 CHECK_POINTS = 64
-OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32_pieces.py"
+OUT = Path(__file__).resolve().parents[1] / "gelu_numba" / "tables" / "normal_cdf32_lean32.py"
 
 
 def _f32(v):
@@ -197,7 +197,7 @@ def generate(progress=True):
         "",
         "Regenerate in the gelu-numba repository with::",
         "",
-        "    python -m fitting.make_tables32_pieces",
+        "    python -m fitting.make_tables32_lean32",
         "",
         f"mpmath {mp.__version__}, {PREC}-bit working precision.  Two tables of {ROWS} rows",
         f"of {WIDTH} float32 values (the generator's docstring says what each is):",
@@ -222,7 +222,7 @@ def generate(progress=True):
 
 
 def main(argv=None):
-    return run_generator(generate, OUT, "python -m fitting.make_tables32_pieces",
+    return run_generator(generate, OUT, "python -m fitting.make_tables32_lean32",
                          "Regenerate the lean float32 kernel's table.", argv)
 
 

@@ -25,8 +25,8 @@ or is exactly ``x``; special values first, by bits)
   z0) = P_H(u)`` with ``t = 1/(1 + a/2)`` (``1 + a/2`` a float-float sum, the
   quotient corrected to float-float by one FMA residual) and ``u = t - 1/2``
   (its rounding error recovered exactly); degree-12 polynomials in ``u``
-  (``gelu_numba/tables/normal_cdf32_gpu_f32.py``, the repository's ``python -m
-  fitting.make_tables32_gpu_f32``), float32 Horner steps up to ``u**2``
+  (``gelu_numba/tables/normal_cdf32_gpu32.py``, the repository's ``python -m
+  fitting.make_tables32_gpu32``), float32 Horner steps up to ``u**2``
   and the last two in float-float, which also take the first-order effect
   of ``t``'s and ``u``'s low parts.
 * ``Phi(-a) = E R``, ``GELU'(-a) = E (a - z0) H`` (``a - z0`` in float-float
@@ -71,7 +71,7 @@ be contracted into an FMA is an explicit ``mul_rn``/``add_rn`` (PTX
 quotient is IEEE ``div.rn.f32`` and no fast-math flag is set, so the GPU
 returns the bits that the sweep judged (the repository's ``tests/test_gpu.py``
 checks it on a GPU, and under the simulator, where the helpers run as Python
-on NumPy float32 scalars: :func:`~gelu_numba.kernels.primitives.inline_helper`).
+on NumPy float32 scalars: :func:`~gelu_numba.kernels.primitives.bits32.inline_helper`).
 """
 
 import numpy as np
@@ -79,7 +79,7 @@ import numpy as np
 from gelu_numba.figures import fill as _fill
 from gelu_numba.kernels.primitives import (add_rn, float32_bits, float32_from_bits, fma32,
                                            horner32, inline_helper, mul_rn)
-from gelu_numba.tables import normal_cdf32_gpu_f32 as tab
+from gelu_numba.tables import normal_cdf32_gpu32 as tab
 
 __doc__ = _fill(__doc__)
 

@@ -1,7 +1,7 @@
 """The CPU loop of the stochastic 0-I map (:mod:`gelu_numba.soi`).
 
 One ``@njit`` loop over the flat input: element i draws the i-th output of
-the SplitMix64 stream of the seed (:mod:`gelu_numba.kernels.soi`) and keeps
+the SplitMix64 stream of the seed (:mod:`gelu_numba.kernels.splitmix`) and keeps
 x where that uniform number is below Phi(x) (the catalog's ``ndtr`` kernel
 of the input's precision, the one :func:`gelu_numba.ndtr` runs, inlined and
 vectorised).
@@ -13,7 +13,7 @@ from numba.extending import overload
 
 from gelu_numba import catalog
 from gelu_numba.internals import numba_core
-from gelu_numba.kernels.soi import GAMMA, keep_or_zero, mix64
+from gelu_numba.kernels.splitmix import GAMMA, keep_or_zero, mix64
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets.stamp import STAMP
 
@@ -25,8 +25,12 @@ def ndtr(x):
 
 @overload(ndtr, inline="always")
 def _ndtr_typing(x):
-    kernel = inline(catalog.lookup("ndtr").kernel("f" if x == types.float32 else "d"))
-    return lambda x: kernel(x)
+    # as the ufunc's loop: the kernel of x's precision, its result rounded
+    # to that precision (the float32 kernel computes in float64)
+    char = "f" if x == types.float32 else "d"
+    kernel = inline(catalog.lookup("ndtr").kernel(char))
+    cast = np.float32 if char == "f" else np.float64
+    return lambda x: cast(kernel(cast(x)))
 
 
 def make_loop(stamp):

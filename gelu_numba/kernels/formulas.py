@@ -1,0 +1,136 @@
+"""Each approximation of GELU, and the exact GELU's higher derivatives, as
+one formula over an array library: the one symbolic source of the targets
+that differentiate a formula rather than run a kernel.
+
+The scalar kernels (:mod:`~gelu_numba.kernels.logistic`,
+:mod:`~gelu_numba.kernels.erf_as`, :mod:`~gelu_numba.kernels.fitted`)
+evaluate these formulas to within an ulp, each by its own careful method;
+a formula here is the plain composition of a few array operations, from the
+same constants (:mod:`gelu_numba.tables.approximations`), written so that
+automatic differentiation gives every derivative:
+
+* the PyTorch target's derivatives from order 2 on (autograd of the
+  formula in float64) and its ONNX subgraph where ONNX has no operator
+  (:mod:`gelu_numba.targets.torch.formulas`);
+* the JAX target's derivatives from order 2 on
+  (:mod:`gelu_numba.targets.jax_op`).
+
+A formula is a function ``f(w, ops)`` of an array ``w`` and an
+:class:`Ops`: the array library's ``where``, ``clamp``, ``tanh``,
+``sigmoid``, ``exp`` and ``const`` (a constant as an array of ``w``'s dtype:
+an exporter may write a bare float as float32, which would change 1.702 in
+float64 arithmetic).  Arithmetic is the arrays' own operators.
+"""
+
+import functools
+from dataclasses import dataclass
+
+from gelu_numba.tables.approximations import (
+    AS26_A_HI, AS26_Q, FITS_BY_NAME, SIGMOID_BETA, TANH_C2, TANH_K,
+)
+from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
+
+
+@dataclass(frozen=True)
+class Ops:
+    """The array operations a formula uses, of one array library."""
+
+    where: object      # where(cond, a, b)
+    clamp: object      # clamp(w, lo=None, hi=None)
+    tanh: object
+    sigmoid: object
+    exp: object
+    const: object      # const(w, value): value as an array of w's dtype
+
+
+def horner(s, coefficients, ops):
+    """sum c_j s**j, at least two coefficients (no zeros start: an exporter
+    would fold it into a constant of the traced shape)."""
+    c = [ops.const(s, v) for v in coefficients]
+    acc = s * c[-1] + c[-2]
+    for cj in reversed(c[:-2]):
+        acc = acc * s + cj
+    return acc
+
+
+def magnitude(w, cap, ops):
+    """min(|w|, cap), differentiable at 0 to every order (|w| by a select,
+    so that d|w|/dw = 1 at w = 0, not abs's subgradient 0: the fits and A&S
+    are x/2 + g(|x|) with g'(0) = 0, whose second derivative at 0 is g''(0)
+    from both sides, which a subgradient 0 would lose).  Clamped where the
+    tail is 0 (the fits) or underflows (A&S)."""
+    return ops.clamp(ops.where(w < 0, -w, w), hi=cap)
+
+
+def tail_form(w, cap, tail, ops):
+    """x tail (x < 0), x (1 - tail) (x >= 0), where tail >= 0 vanishes from
+    x = -cap down.  x is clamped to -cap there (-inf * 0 would be NaN), and
+    the select comes before the product: the sign of a zero result is the
+    product's (ONNX Runtime's Where returns +0 for a selected -0)."""
+    return ops.clamp(w, lo=-cap) * ops.where(w < 0, tail, 1 - tail)
+
+
+def tanh_form(w, ops):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))); TANH_C2 = 2 sqrt(2/pi)."""
+    return 0.5 * w * (1 + ops.tanh(ops.const(w, 0.5 * TANH_C2[0])
+                                   * (w + ops.const(w, TANH_K[0]) * w ** 3)))
+
+
+def sigmoid_form(w, ops):
+    """x sigma(1.702 x); below -800 the product underflows to -0 (the
+    factor -800, not -inf: -inf * 0 is NaN)."""
+    return ops.clamp(w, lo=-800.0) * ops.sigmoid(ops.const(w, SIGMOID_BETA[0]) * w)
+
+
+def as26_form(w, ops):
+    """0.5 x (1 + erf(x/sqrt 2)), erf by A&S 7.1.26: Phi = K/2 (x < 0),
+    1 - K/2 (x >= 0), K = t P(t) exp(-x**2/2), t = 1/(1 + p|x|/sqrt 2);
+    from |x| = A_MAX on, K/2 underflows."""
+    a = magnitude(w, A_MAX, ops)
+    t = 1 / (1 + ops.const(w, AS26_Q[0]) * a)
+    k = t * horner(t, AS26_A_HI, ops) * ops.exp(-0.5 * a * a)
+    return tail_form(w, A_MAX, 0.5 * k, ops)
+
+
+def t_form(fit):
+    """The formula of fit ``fit``: x T(|x|) for x < 0, x (1 - T(|x|)) for
+    x >= 0, T(a) = (L - a)**2 R(S a - 1) below L, 0 from L on."""
+    L, S = float(fit["L"]), float(fit["S"])
+    p = tuple(float(c) for c in fit["p"])
+    q = tuple(float(c) for c in fit["q"])
+
+    def f(w, ops):
+        a = magnitude(w, L, ops)
+        s = ops.const(w, S) * a - 1
+        r = horner(s, p, ops) if len(q) == 1 else horner(s, p, ops) / horner(s, q, ops)
+        return tail_form(w, L, (L - a) ** 2 * r, ops)
+    return f
+
+
+#: every approximation's formula, by its registry name
+APPROXIMATIONS = {
+    "tanh": tanh_form,
+    "sigmoid": sigmoid_form,
+    "as26": as26_form,
+    **{name: t_form(fit) for name, fit in FITS_BY_NAME.items()},
+}
+
+
+@functools.cache
+def hermite_gelu(order):
+    """The integer coefficients (ascending powers) of P_n with
+    GELU^(n)(x) = phi(x) P_n(x), n >= 2: P_2 = 2 - x**2 and
+    P_{n+1} = P_n' - x P_n (phi' = -x phi); P_3 = x**3 - 4x."""
+    p = [2, 0, -1]
+    for _ in range(order - 2):
+        derivative = [k * c for k, c in enumerate(p)][1:] + [0, 0]
+        shifted = [0] + p
+        p = [a - b for a, b in zip(derivative, shifted)]
+    while p and p[-1] == 0:
+        p.pop()
+    return tuple(p)
+
+
+def gelu_derivative(w, order, ops):
+    """GELU^(order)(w) = phi(w) P_n(w), order >= 2."""
+    return ops.exp(-0.5 * w * w) * PHI0_HI * horner(w, hermite_gelu(order), ops)

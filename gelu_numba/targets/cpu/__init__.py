@@ -1,0 +1,50 @@
+"""CPU target: one scalar kernel per precision in, one NumPy ufunc out.
+
+One job a module:
+
+``intrinsics``
+    Pointer arithmetic and function attributes of the loops
+    (``@intrinsic``): typed pointers, addresses, stack blocks, the vector
+    width, no inlining.
+``templates``
+    The source templates of the ufunc loop and of its element loops, and
+    their assembly for one arity.
+``interleave``
+    LLVM's vector interleave count for the element loops' compilation.
+``loops``
+    The loops (``@cfunc``): the element loops, the ufunc loop around them
+    for every layout, compiled and cached on disk.
+``njit``
+    ``@njit`` callers: the ``@overload`` of each public ufunc.
+``registry``
+    The ``numpy.ufunc`` of each catalog function, its float16 loop, its
+    public :class:`Ufunc` wrapper, and the registry pickles find them in.
+
+The names below are those that code outside the package reads; the
+package's ``__getattr__`` gives the ``numpy.ufunc`` of a catalog function
+by name (how they unpickle).  Values read at compile time (``BUFFER``,
+``ORDINARY_BLOCK``, ``INTERLEAVE``) are read from their own modules, so
+any change must be made there, not here.
+"""
+
+from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved
+from gelu_numba.targets.cpu.intrinsics import (
+    address, apart, element, never_inlined, prefer_wide_vectors, scratch,
+)
+from gelu_numba.targets.cpu.loops import (
+    BUFFER, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, bits_loop, compile_loop, element_loop,
+    element_loop_llvm, float_loop, loop_function, loop_llvm, ordinary_form, serial_loop,
+)
+from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop, ufunc
+
+__all__ = [
+    "BUFFER", "INTERLEAVE", "LOOP_SIGNATURE", "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY",
+    "Registry", "Ufunc", "address", "apart", "bits_loop", "compile_loop", "element",
+    "element_loop", "element_loop_llvm", "float_loop", "half_loop", "interleaved", "loop",
+    "loop_function", "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors",
+    "scratch", "serial_loop", "ufunc",
+]
+
+
+def __getattr__(name):
+    return REGISTRY.attribute(name)

@@ -1,0 +1,110 @@
+"""Pointer and function-attribute intrinsics of the CPU loops.
+
+NumPy hands an inner loop raw pointers and byte steps; these turn them into
+typed pointers (:func:`element`), addresses (:func:`address`, :func:`apart`)
+and uninitialised stack blocks (:func:`scratch`), and mark the function
+being compiled for LLVM (:func:`prefer_wide_vectors`,
+:func:`never_inlined`).  Public Numba API only (``@intrinsic``).
+"""
+
+import functools
+
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def element(typingctx, base, offset, ty):
+    """A typed pointer to the ``ty`` at ``base + offset`` bytes (NumPy's
+    steps are in bytes and may be negative or zero)."""
+    sig = types.CPointer(ty.dtype)(base, offset, ty)
+
+    def codegen(context, builder, sig, args):
+        ptr = builder.gep(builder.bitcast(args[0], ir.IntType(8).as_pointer()), [args[1]])
+        return builder.bitcast(ptr, context.get_value_type(sig.return_type))
+
+    return sig, codegen
+
+
+@intrinsic
+def prefer_wide_vectors(typingctx):
+    """Let LLVM vectorise the function being compiled with the widest
+    vectors the CPU has.
+
+    LLVM's tuning for Intel server cores (Skylake-X to Emerald Rapids)
+    prefers 256-bit vectors even where AVX-512 is available, to spare the
+    clock on code with few vector instructions; the element loops here are
+    nothing but vector arithmetic, and 512-bit vectors make the float64
+    loops about 1.6 times faster there (the gelu-numba repository's
+    ``benchmarks.anatomy``).  The function attribute
+    ``"prefer-vector-width"="512"`` changes that for the loop alone: no
+    global setting of Numba or LLVM is touched, and CPUs without AVX-512
+    keep their widest legal vectors.
+    """
+    def codegen(context, builder, sig, args):
+        # a string attribute, which llvmlite's checked add() does not know
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
+
+    return types.none(), codegen
+
+
+@intrinsic
+def address(typingctx, base):
+    """The address ``base`` points to, as an integer."""
+    def codegen(context, builder, sig, args):
+        return builder.ptrtoint(args[0], context.get_value_type(types.intp))
+
+    return types.intp(base), codegen
+
+
+@functools.cache
+def scratch(count):
+    """An intrinsic ``scratch(ty)``: a pointer to ``count`` elements of
+    ``ty`` on the stack, allocated in the function's entry block and left
+    uninitialised (Numba's ``cgutils.alloca_once`` zero-fills: a memset of
+    every block on every call, contiguous calls too, a cost a one-element
+    call shows); every element is written before it is read."""
+    @intrinsic
+    def allocate(typingctx, ty):
+        sig = types.CPointer(ty.dtype)(ty)
+
+        def codegen(context, builder, sig, args):
+            element_type = context.get_value_type(sig.return_type.dtype)
+            with builder.goto_entry_block():
+                array = builder.alloca(ir.ArrayType(element_type, count))
+            return builder.bitcast(array, element_type.as_pointer())
+
+        return sig, codegen
+
+    return allocate
+
+
+@njit(inline="always")
+def apart(a, sa, out, sout, n, size):
+    """Whether operand ``a`` (pointer, byte step) can be read a block ahead
+    of ``out`` being written: the two are the same elements, or their byte
+    ranges over ``n`` elements are disjoint (not so for NumPy's
+    ``accumulate`` and ``reduce``, whose input is the output one element
+    back)."""
+    pa, po = address(a), address(out)
+    if pa == po and sa == sout:
+        return True
+    reach_a, reach_o = (n - 1) * sa, (n - 1) * sout
+    lo_a, hi_a = pa + min(0, reach_a), pa + max(0, reach_a) + size
+    lo_o, hi_o = po + min(0, reach_o), po + max(0, reach_o) + size
+    return hi_a <= lo_o or hi_o <= lo_a
+
+
+@intrinsic
+def never_inlined(typingctx):
+    """Keep LLVM from inlining the function being compiled into its
+    callers (Numba's ``inline="never"`` is about Numba's own IR inlining;
+    LLVM still inlined a small element loop, norm_pdf's float32 one for
+    AVX2, into the ufunc loop's two call sites)."""
+    def codegen(context, builder, sig, args):
+        builder.function.attributes.add("noinline")
+        return context.get_dummy_value()
+
+    return types.none(), codegen

@@ -1,0 +1,288 @@
+"""Fast launches: a call below numba-cuda's dispatcher.
+
+A call whose operands (``out`` included) all expose
+``__cuda_array_interface__`` with one float dtype and one shape,
+C-contiguous, and need no ordering with another stream, is launched below
+numba-cuda's dispatcher (:class:`FastLaunch`): the flat kernel is compiled
+once per dtype and device for 1-D C-contiguous arrays, and each call packs
+its pointers and length into numba's array ABI (per array: meminfo,
+parent, nitems, itemsize, data, shape, strides) and hands them to
+``cuda.core.launch``, the call numba-cuda itself makes after its typing
+and argument conversion (the host time per call of each path: the
+repository's ``python -m analysis.gpu_throughput``, on the GPU results
+page).  Before its first use on a device each fast launcher runs a probe
+through both paths and compares the bits (:func:`checked_launcher`); a
+difference (a numba-cuda whose ABI moved) disables it with a warning.
+Everything else (host inputs, scalars, strides, broadcasting, mixed
+dtypes, a foreign stream) takes the general path.  The gelu-numba
+repository's ``tests/test_fast_launch.py`` checks the eligibility rules
+and, from the PTX, the ABI the packing assumes.
+
+:data:`FAST_LAUNCH` and :class:`FastLaunch` are read as attributes of this
+module at each use, so that setting them here (the tests) reaches every
+caller.
+"""
+
+import math
+import threading
+import warnings
+import weakref
+
+import numpy as np
+from numba import cuda
+from numba.core import types
+
+from gelu_numba.internals import numba_cuda
+from gelu_numba.internals.numba_core import from_dtype
+from gelu_numba.targets import dtypes
+from gelu_numba.targets.cuda import launch
+from gelu_numba.targets.cuda.launch import grid_blocks, sm_count
+
+_FLOAT = dtypes.LOOP_DTYPES
+
+#: the probe of special and ordinary values on which a float launcher must
+#: give the general path's bits before its first use
+PROBE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -3.5, 7.25, -10.0, 40.0, -40.0, 1e-30, -1e-30,
+                  np.inf, -np.inf, np.nan] + list(np.linspace(-8, 8, 1009)))
+
+
+def checked_launcher(label, build, agrees):
+    """The :class:`FastLaunch` that ``build()`` makes, if ``agrees(it)``
+    (the general path's bits on a probe); else None, with a
+    ``RuntimeWarning`` naming ``label`` and why (numba-cuda internals that
+    moved, a kernel-argument ABI that changed)."""
+    why = None
+    try:
+        launcher = build()
+        if not agrees(launcher):
+            why = ("disagrees with numba-cuda's on a probe (has numba-cuda's "
+                   "kernel-argument ABI changed?)")
+    except (AttributeError, ImportError, TypeError) as e:
+        # (the numba-cuda internals it is built from have moved)
+        why = f"cannot be built with this numba-cuda ({type(e).__name__}: {e})"
+    if why is None:
+        return launcher
+    warnings.warn(f"{label}: the fast launch {why}; using numba-cuda's launch",
+                  RuntimeWarning, stacklevel=5)
+    return None
+
+
+#: whether calls may take :class:`FastLaunch` (never under the simulator,
+#: which has no driver)
+FAST_LAUNCH = not launch.SIMULATOR
+#: ``__cuda_array_interface__`` typestr -> loop of the fast launch
+_FAST_LOOPS = {dtype.newbyteorder("<").str: loop for loop, dtype in _FLOAT.items()}
+
+
+def fast_key(loop):
+    """The key of a :class:`FastLaunch` in ``GpuFunction._fast``: the loop,
+    the current device and the launch constants."""
+    return (loop, _current_device_id(), launch.UNROLL, launch.THREADS_PER_BLOCK,
+            launch.BLOCKS_PER_SM)
+
+
+def stream_handle(stream):
+    """The driver handle of a launch stream (``0`` or a numba stream), or
+    None for anything else (which takes the general path)."""
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        return 0 if stream == 0 else None
+    handle = getattr(stream, "handle", None)
+    if handle is None or not hasattr(stream, "__cuda_stream__"):
+        return None
+    return int(handle)
+
+
+def fast_operands(arrays, stream_handle, writable_last=False):
+    """``(loop, shape, n, data pointers)`` if ``arrays`` can take the fast
+    launch, else None.
+
+    Each must expose ``__cuda_array_interface__`` (version 2 or 3) with the
+    same shape and the same float32 or float64 typestr, be C-contiguous
+    (``strides`` None or equal to the C strides), have no mask and, where it
+    names a stream, need no synchronisation with the launch stream
+    (``stream_handle``: its own handle, or the legacy and per-thread default
+    streams, 1 and 2, when the launch is on a default stream, which those
+    order themselves with).  ``writable_last``: the last array is ``out``
+    and must not be read-only.  Anything else is for the general path,
+    which imports through numba-cuda (and synchronises on a foreign
+    stream, as the interface asks).
+    """
+    if stream_handle is None:
+        return None
+    typestr = shape = None
+    pointers = []
+    for a in arrays:
+        try:
+            cai = a.__cuda_array_interface__
+        except AttributeError:
+            return None
+        if cai.get("mask") is not None:
+            return None
+        if typestr is None:
+            typestr, shape = cai["typestr"], tuple(cai["shape"])
+            if typestr not in _FAST_LOOPS:
+                return None
+        elif cai["typestr"] != typestr or tuple(cai["shape"]) != shape:
+            return None
+        strides = cai.get("strides")
+        if strides is not None and tuple(strides) != _c_strides(shape, int(typestr[2:])):
+            return None
+        s = cai.get("stream")
+        if s is not None and s != stream_handle and not (
+                stream_handle in (0, 1, 2) and s in (1, 2)):
+            return None
+        pointers.append(cai["data"][0])
+    if writable_last and cai["data"][1]:
+        return None
+    n = math.prod(shape)
+    if n == 0:
+        return None
+    return _FAST_LOOPS[typestr], shape, n, tuple(pointers)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= extent
+    return tuple(reversed(strides))
+
+
+def pack_array(pointer, n, itemsize):
+    """The kernel parameters of one 1-D C-contiguous array of ``n``
+    elements at ``pointer``: numba's array data model, ``(meminfo, parent,
+    nitems, itemsize, data, shape[0], strides[0])``, each a pointer-sized
+    integer (as numba-cuda's own ``_Kernel.launch`` passes them); meminfo
+    and parent are null on the device."""
+    return (0, 0, n, itemsize, pointer, n, itemsize)
+
+
+def pack_arguments(pointers, n, itemsize, fixed=None):
+    """The kernel parameters of the flat loop over 1-D C-contiguous arrays
+    of ``n`` elements at ``pointers`` (:func:`pack_array` each), with
+    ``fixed``'s packed arrays (a device table, say: ``{position: words}``)
+    put in at their positions."""
+    args = []
+    for p in pointers:
+        args += pack_array(p, n, itemsize)
+    if fixed:
+        for at, words in fixed.items():
+            args[7 * at:7 * at] = words
+    return args
+
+
+def _current_device_id():
+    return numba_cuda.current_device_id()
+
+
+def launch_signature(dtype, nin, fixed=None):
+    """The kernel signature a :class:`FastLaunch` compiles: ``nin + 1``
+    C-contiguous 1-D arrays of ``dtype`` (the inputs, then the output), with
+    ``fixed``'s arrays (``{position: dtype}``: the tables passed in every
+    launch) inserted at their positions."""
+    argtypes = [types.Array(from_dtype(np.dtype(dtype)), 1, "C")] * (nin + 1)
+    for at, fixed_dtype in sorted((fixed or {}).items()):
+        argtypes.insert(at, types.Array(from_dtype(np.dtype(fixed_dtype)), 1, "C"))
+    return tuple(argtypes)
+
+
+class FastLaunch:
+    """The flat kernel of one function, dtype and device, launched through
+    ``cuda.core.launch`` with arguments packed by :func:`pack_arguments`.
+
+    Built from numba-cuda's compiled kernel for the signature
+    ``(array(dtype, 1d, C),) * (nin + 1)`` (dtype: the loop's, or
+    ``dtype``), the one its dispatcher compiles for contiguous 1-D device
+    arrays (with ``fixed``'s device arrays, a table say, at their
+    positions: ``{position: array}``), with the launch constants
+    (``UNROLL``, ``THREADS_PER_BLOCK``, ``BLOCKS_PER_SM``) of the time it is
+    built; grid configurations and the stream
+    objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
+    that takes no weak reference is converted on each call).
+
+    The driver launches on the calling thread's current context, and a
+    thread may have none: PyTorch's autograd workers run the backward with
+    no context bound (2.11 on an H200: CUDA_ERROR_INVALID_CONTEXT), where
+    numba-cuda's own launch would bind one.  So the first launch on each
+    thread binds this device's primary context (``cuda.current_context``,
+    as numba-cuda does) if none is current.
+    """
+
+    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None):
+        from cuda.core import LaunchConfig, Stream, launch as core_launch
+
+        dtype = np.dtype(_FLOAT[loop] if dtype is None else dtype)
+        fixed = fixed or {}
+        self._fixed = {at: pack_array(array.device_ctypes_pointer.value, array.size,
+                                      array.dtype.itemsize)
+                       for at, array in sorted(fixed.items(), key=lambda item: item[0])}
+        compiled = dispatcher.compile(launch_signature(
+            dtype, nin, {at: array.dtype for at, array in fixed.items()}))
+        self._kernel = numba_cuda.kernel_handle(compiled)
+        self._itemsize = dtype.itemsize
+        self._threads = launch.THREADS_PER_BLOCK
+        self._max_blocks = sm_count() * launch.BLOCKS_PER_SM  # (of this device)
+        self._launch = core_launch
+        self._config = LaunchConfig
+        self._configs = {}
+        self._to_core_stream = numba_cuda.core_stream
+        self._default_stream = numba_cuda.core_stream(0)
+        self._streams = weakref.WeakKeyDictionary()
+        self._from_handle = Stream.from_handle
+        self._handles = {}
+        self._device_id = _current_device_id()
+        self._bound = threading.local()
+
+    def _bind(self):
+        cuda.current_context(self._device_id)
+        self._bound.done = True
+
+    def _grid(self, n):
+        blocks = grid_blocks(n, self._threads, self._max_blocks)
+        config = self._configs.get(blocks)
+        if config is None:
+            config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
+        return config
+
+    def on_handle(self, pointers, n, handle):
+        """Launch over ``n`` elements at ``pointers`` (inputs, then out) on
+        the CUDA stream whose driver handle is the int ``handle`` (PyTorch's
+        ``torch.cuda.Stream.cuda_stream``; 0 is the legacy default stream).
+        The ``cuda.core`` stream of each handle is made once and kept: the
+        caller's streams must outlive it (PyTorch's pool streams do)."""
+        if not hasattr(self._bound, "done"):
+            self._bind()
+        core_stream = self._handles.get(handle)
+        if core_stream is None:
+            core_stream = self._handles[handle] = self._from_handle(handle)
+        self._launch(core_stream, self._grid(n), self._kernel,
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
+
+    def __call__(self, pointers, n, stream):
+        if not hasattr(self._bound, "done"):
+            self._bind()
+        config = self._grid(n)
+        if isinstance(stream, int):  # (0: stream_handle admits no other int)
+            core_stream = self._default_stream
+        else:
+            try:
+                core_stream = self._streams[stream]
+            except (KeyError, TypeError):
+                core_stream = self._to_core_stream(stream)
+                try:
+                    self._streams[stream] = core_stream
+                except TypeError:
+                    pass  # (no weak reference to it, as to cuda.core's own streams)
+        self._launch(core_stream, config, self._kernel,
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
+
+    def agrees(self, inputs, general):
+        """Whether this launcher and ``general(device_inputs, out)`` (the
+        general path) give the same bits on the host arrays ``inputs`` (of
+        one size and dtype, which the output takes)."""
+        xs = [cuda.to_device(a) for a in inputs]
+        fast, slow = cuda.device_array_like(xs[0]), cuda.device_array_like(xs[0])
+        self(tuple(x.device_ctypes_pointer.value for x in xs) + (fast.device_ctypes_pointer.value,),
+             xs[0].size, 0)
+        general(xs, slow)
+        return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()

@@ -1,0 +1,156 @@
+"""Adding a function is one record: the recipe of docs/guide/layout.md, run.
+
+A toy record, ``toy_cubic(x) = x (1 + x**2)`` (odd, a closed form, an
+mpmath reference), is registered with :func:`gelu_numba.catalog.registered`
+and from that record alone the test finds: the NumPy ufunc in both dtypes,
+within its stated bound of the mpmath reference; the multithreaded ufunc;
+the ``@njit`` overload; the CUDA kernel and device function (under the
+simulator); the accuracy measurement of ``analysis.accuracy``, whose figure
+the docstring then states; and the API page that documents it.
+"""
+
+import dataclasses
+
+import mpmath as mp
+import numpy as np
+import pytest
+from numba import cuda, njit
+
+import gelu_numba as g
+import gelu_numba.gpu as gpu
+import gelu_numba.parallel as gp
+from gelu_numba import catalog
+from gelu_numba.gpu import device as gd
+
+pytestmark = pytest.mark.unit
+
+# --- the recipe: a kernel per precision (mathematics only) ...
+
+
+def toy_cubic_64(x):
+    return x * (1.0 + x * x)
+
+
+def toy_cubic_32(x):
+    w = np.float64(x)
+    return np.float32(w * (1.0 + w * w))
+
+
+def toy_cubic_reference(x):
+    x = mp.mpf(x)
+    return x * (1 + x * x)
+
+
+# ... and one record: name, kernels, inputs, the docstring's body, how it is
+# evaluated, the stated bound (float32, float64 ulps), the public modules
+
+
+def toy_record(measured=None):
+    return catalog.record(
+        "toy_cubic", toy_cubic_64, toy_cubic_32, 1, """
+    ``x (1 + x**2)``, an odd cubic (the toy record of the catalog's recipe).""",
+        "float64 in three roundings, float32 in float64 with one final rounding.",
+        (1.0, 1.5), (catalog.TOP, catalog.PARALLEL, catalog.GPU),
+        group="family", reference=toy_cubic_reference, measured=measured)
+
+# --- end of the recipe
+
+
+def _ulps(y, x, dtype):
+    from reference.mp import ulp_error
+    with mp.workdps(60):
+        return [ulp_error(float(v), toy_cubic_reference(float(u)), dtype) for u, v in zip(x, y)]
+
+
+X = np.concatenate([np.linspace(-40, 40, 257), [0.0, -0.0, 1e-300, -3e-8, 2.5e100]])
+
+
+@pytest.fixture(scope="module")
+def measured():
+    """The accuracy measurement of analysis.accuracy on the registered record."""
+    from analysis import accuracy
+    with catalog.registered(toy_record()):
+        rows = accuracy.approx_rows(["toy_cubic"], ["float32", "float64"], samples=400,
+                                    peers=False)
+    worst = {r["dtype"]: r["regions"]["all"]["max_ulp"] for r in rows}
+    return worst["float32"], worst["float64"]
+
+
+def test_the_measurement_is_within_the_stated_bound(measured):
+    assert 0 < measured[0] <= 1.0 and 0 < measured[1] <= 1.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_ufunc_in_both_dtypes_is_within_its_bound_of_mpmath(dtype):
+    with catalog.registered(toy_record()) as (rec,):
+        f = g.toy_cubic
+        assert isinstance(f.ufunc, np.ufunc) and f.__name__ == "toy_cubic"
+        assert f.types == ["f->f", "d->d"]
+        x = X.astype(dtype)
+        with np.errstate(over="ignore"):
+            y = f(x)
+        assert y.dtype == dtype
+        finite = np.isfinite(y)
+        assert max(_ulps(y[finite], x[finite], dtype)) <= rec.bound[dtype == np.float64]
+        assert np.array_equal(np.signbit(f(dtype(-0.0))), True)
+    assert "toy_cubic" not in dir(g)
+    with pytest.raises(AttributeError):
+        g.toy_cubic
+
+
+def test_the_parallel_ufunc_and_the_njit_overload_give_the_ufuncs_bits():
+    with catalog.registered(toy_record()):
+        x = np.linspace(-3, 3, 10_001)
+        want = g.toy_cubic(x)
+        assert np.array_equal(gp.toy_cubic(x), want)
+        f = g.toy_cubic
+
+        @njit
+        def caller(v):
+            return f(v), f(v[7])
+
+        arr, scalar = caller(x)
+        assert np.array_equal(arr, want) and scalar == want[7]
+
+
+def test_the_cuda_kernel_and_device_function_give_the_ufuncs_bits():
+    with catalog.registered(toy_record()):
+        x = np.linspace(-3, 3, 1000).astype(np.float32)
+        want = g.toy_cubic(x)
+        assert np.array_equal(gpu.toy_cubic(cuda.to_device(x)).copy_to_host(), want)
+        dev = gd.toy_cubic
+
+        @cuda.jit
+        def kernel(a, out):
+            i = cuda.grid(1)
+            if i < a.size:
+                out[i] = dev(a[i])
+
+        out = cuda.device_array_like(x)
+        kernel[4, 256](cuda.to_device(x), out)
+        assert np.array_equal(out.copy_to_host(), want)
+
+
+def test_the_docstring_and_the_api_page_state_the_measured_figure(measured):
+    import importlib
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "_ext"))
+    try:
+        gelu_api = importlib.import_module("gelu_api")
+    finally:
+        sys.path.pop(0)
+    figure = f"measured max {measured[0]:.3f} and {measured[1]:.3f} ulp"
+    with catalog.registered(toy_record(measured)):
+        doc = " ".join(g.toy_cubic.__doc__.split())
+        assert "x (1 + x**2)" in doc and figure in doc
+        assert "Stated bound: 1 ulp (float32), 1.5 ulp (float64)" in doc
+        page = " ".join(gelu_api.catalog_page("gelu_numba", "The exact functions").split())
+        assert ".. py:function:: toy_cubic(x, /" in page and figure in page
+
+
+def test_a_name_the_catalog_has_is_refused():
+    clash = dataclasses.replace(toy_record(), name="gelu")
+    with pytest.raises(ValueError, match="already has gelu"):
+        with catalog.registered(clash):
+            pass
