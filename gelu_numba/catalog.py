@@ -15,6 +15,7 @@ records of one public module, :func:`group` those of one group.
 
 import contextlib
 import dataclasses
+import importlib
 import inspect
 import math
 import sys
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gelu_numba.kernels import (
-    erf_as, family, fitted, gpu32, lean32, logistic, normal, normal32_cpu_f64,
+    erf_as, family, fitted, gpu32, logistic, normal, normal32_cpu_f64,
 )
 from gelu_numba.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
@@ -191,10 +192,33 @@ _EXACT_MODULES = (TOP, PARALLEL, GPU)
 _HALF = ("gelu", "gelu_grad", "gelu_backward")
 
 
+class Imported(tuple):
+    """``(kernel, table)`` named in a module that is imported on first use:
+    the lean kernels' tables are large, and only a GPU launch reads them
+    (the package's import stays as fast without them)."""
+
+    def __new__(cls, module, kernel, table):
+        return super().__new__(cls, (module, kernel, table))
+
+    def __getitem__(self, i):
+        module, *names = tuple.__iter__(self)
+        return getattr(importlib.import_module(module), names[i])
+
+    def __iter__(self):
+        return iter((self[0], self[1]))
+
+    def __len__(self):
+        return 2
+
+    def __repr__(self):
+        module, kernel, table = tuple.__iter__(self)
+        return f"Imported({module}.{kernel}, {module}.{table})"
+
+
 #: the exact functions with lean float32 GPU kernels (their own tables)
-_LEAN32 = {"gelu": (lean32.gelu_t, lean32.Q_TABLE), "ndtr": (lean32.ndtr_t, lean32.Q_TABLE),
-           "gelu_grad": (lean32.gelu_grad_t, lean32.G_TABLE),
-           "gelu_backward": (lean32.gelu_backward_t, lean32.G_TABLE)}
+_LEAN32 = {name: Imported("gelu_numba.kernels.lean32", f"{name}_t", table)
+           for name, table in (("gelu", "Q_TABLE"), ("ndtr", "Q_TABLE"),
+                               ("gelu_grad", "G_TABLE"), ("gelu_backward", "G_TABLE"))}
 
 
 def _exact():
