@@ -184,7 +184,7 @@ def section():
         for t in tables(torch_text))
     return "\n".join([
         f"**Measured on an {title}**, {date}, by `bash analysis/on_gpu.sh` (files: "
-        + ", ".join(f"[{Path(p).name}](../../{p})" for p in RUN.values()) + ").",
+        + ", ".join(f"{{download}}`{Path(p).name} <../../{p}>`" for p in RUN.values()) + ").",
         "",
         f"Kernel throughput, input and `out=` on the device, CUDA events, median; "
         f"*of copy*: bandwidth over a device-to-device copy of the same bytes "

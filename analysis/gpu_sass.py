@@ -555,8 +555,8 @@ def calibration(counts, path=MEASURED, size="2^28") -> str:
     lines = [f"Against the measurement of {text.splitlines()[0].lstrip('# ')} "
              f"({Path(path).name}, {stamp.group(1) if stamp else 'undated'}, {size} elements, "
              "standard-normal data unless the row says otherwise): each kernel as counted "
-             "above (what the run timed, if the kernels have not changed since), its issue "
-             "bound, and a copy of the same bytes on the same device"
+             "above (what the run timed, if the kernels have not changed since), "
+             "its issue bound, and a copy of the same bytes on the same device"
              + ("; the launched float32 kernel is the float64-arithmetic one (full-rate FP64)"
                 if full_fp64 else ""), "",
              "| row | dtype | kernel | loop per element | its FP64 | issue bound, G elem/s "

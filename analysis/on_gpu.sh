@@ -34,7 +34,7 @@
 # left is skipped and counted as failed; the exit status is the number of
 # failed steps.
 #
-# OUT: where the results go (the device tool sets it; default
+# OUT: where the results go (the runner sets it; default
 # analysis/results/gpu_run).  PYTHON: the interpreter (default python3).
 #
 # NumPy: numba-cuda 0.30.4 does not import under NumPy 2.5 (it registers

@@ -12,7 +12,7 @@ tensor already on the device, wall clock on the host divided by ``calls``
 launch cost), median over ``rounds``.  Forward + backward: ``y = f(x)``,
 ``y.backward(dy)`` on ``n`` elements (float32 and bfloat16), timed by CUDA
 events around the pair, median over ``rounds``, ours and ``nn.GELU``
-interleaved in each round.  Targets of the PyTorch issue on an H100: at most
+interleaved in each round.  The targets on an H100: at most
 15 µs of host time per call, forward + backward at most 1.2x ``nn.GELU``
 at 2**24 float32.
 

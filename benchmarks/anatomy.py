@@ -156,7 +156,7 @@ VARIANTS = {
         # bound 0.875 ulp against the CPU kernel's 0.5 + 2**-7)
         "gelu in float32 arithmetic (kernels.gpu32, the GPU's)": gpu32.gelu,
         ONE_EXP: f32_gelu_one_exp,
-        # the GPU issue's lean design (11 table reads an element: gathers)
+        # the lean design of the GPU's float32 kernels (11 table reads an element: gathers)
         "gelu in float32 arithmetic, one table row (kernels.lean32, what GPUs with slow FP64 launch)":
             lean32.gelu,
         TORCH: None,

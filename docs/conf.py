@@ -16,9 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 
+import gelu_numba  # noqa: E402
+
 project = "gelu-numba"
 author = "the gelu-numba developers"
 copyright = "2026, the gelu-numba developers"
+version = release = gelu_numba.__version__
 
 extensions = [
     "myst_nb",              # Markdown (MyST) pages and the notebooks
@@ -34,12 +37,10 @@ nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/README.md"]
-# the lab notes link files of the repository outside the site, and keep the
-# README's heading levels
-suppress_warnings = ["myst.xref_missing", "myst.header"]
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
-html_theme = "alabaster"
-html_title = "gelu-numba"
+html_theme = "pydata_sphinx_theme"
+html_title = f"gelu-numba {release}"
+html_theme_options = {"show_toc_level": 2, "navigation_with_keys": False}
 # the doctests import the package as installed (the checkout, editable)
 doctest_global_setup = "import numpy as np"

@@ -23,7 +23,7 @@ from reference.mp import ulp_error
 pytestmark = pytest.mark.unit
 
 DTYPES = (np.float64, np.float32)
-# the bound on the implementation error (the kernels document ~1)
+# the bound held on the implementation error (the kernels document ~1)
 IMPL_BOUND = 2.0
 
 

@@ -1,6 +1,6 @@
 """analysis.gpu_sass: the SASS an H100 runs per element, without a GPU
 (numba-cuda's PTX, ptxas, cuobjdump from the test extra's wheels).  Runs in
-a subprocess: the test session runs numba-cuda's simulator, which has no
+a subprocess: the test process runs numba-cuda's simulator, which has no
 compiler."""
 
 import pytest

@@ -8,7 +8,7 @@ local memory (spilled arrays, a tuple indexed at run time), calls (a
 function NVVM did not inline) and memory reads (coefficient tables).  One function of each kernel family, both
 dtypes, and every function of the normal-CDF family, whose float32 kernels
 must hold no FP64 instruction and no product or sum that ptxas could
-fuse.  Runs in a subprocess: the test session runs numba-cuda's simulator
+fuse.  Runs in a subprocess: the test process runs numba-cuda's simulator
 (tests/conftest.py), which has no compiler.
 """
 
