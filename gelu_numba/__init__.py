@@ -3,22 +3,33 @@
 The functions below are NumPy ufuncs with float32 and float64 loops, usable
 on arrays (and duck arrays: Dask, xarray, ...) and inside ``@njit`` code:
 
-    gelu(x)               x * Phi(x), the exact GELU
-    gelu_grad(x)          Phi(x) + x * phi(x)
-    gelu_grad2(x)         phi(x) * (2 - x**2)
-    gelu_backward(dy, x)  dy * gelu_grad(x), fused
-    ndtr(x)               Phi(x), the standard normal CDF
-    norm_pdf(x)           phi(x), the standard normal density
+``gelu(x)``
+    ``x * Phi(x)``, the exact GELU
+``gelu_grad(x)``
+    ``Phi(x) + x * phi(x)``
+``gelu_grad2(x)``
+    ``phi(x) * (2 - x**2)``
+``gelu_backward(dy, x)``
+    ``dy * gelu_grad(x)``, fused
+``ndtr(x)``
+    ``Phi(x)``, the standard normal CDF
+``norm_pdf(x)``
+    ``phi(x)``, the standard normal density
 
 All are below 1 ulp of the exact value in float64 and float32.
 
 The paper's generalisations:
 
-    gelu_general(x, mu, sigma)   x * Phi((x - mu)/sigma); sigma = 0: x H(x - mu)
-    silu(x), silu_grad(x)        x * F(x), F logistic (the SiLU)
-    x_cauchy(x), x_cauchy_grad(x)  x * F(x), F Cauchy
-    lalu(x), lalu_grad(x)        x * F(x), F Laplace
-    soi_map(x, seed=None, out=None)  the stochastic 0-I map x * Bernoulli(Phi(x))
+``gelu_general(x, mu, sigma)``
+    ``x * Phi((x - mu)/sigma)``; sigma = 0: ``x H(x - mu)``
+``silu(x)``, ``silu_grad(x)``
+    ``x * F(x)``, F logistic (the SiLU)
+``x_cauchy(x)``, ``x_cauchy_grad(x)``
+    ``x * F(x)``, F Cauchy
+``lalu(x)``, ``lalu_grad(x)``
+    ``x * F(x)``, F Laplace
+``soi_map(x, seed=None, out=None)``
+    the stochastic 0-I map ``x * Bernoulli(Phi(x))``
 
 Approximations (the tanh and sigmoid forms, A&S 7.1.26, fitted polynomials
 and rationals) live in :mod:`gelu_numba.approximations`; the tanh and

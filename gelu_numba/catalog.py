@@ -27,6 +27,7 @@ from types import MappingProxyType
 from gelu_numba.kernels import (
     erf_as, family, fitted, gpu32, logistic, normal, normal32_cpu_f64,
 )
+from gelu_numba.figures import FIGURES
 from gelu_numba.measured import MEASURED
 from gelu_numba.tables import approximations as _tab
 
@@ -146,8 +147,15 @@ def record(name, k64, k32, nin, body, how, bound, modules, gpu32=None, group="ex
     default those of :mod:`gelu_numba.measured`, NaN where it has none).
     ``fields``: the record's other attributes."""
     m32, m64 = measured or MEASURED.get(name, (math.nan, math.nan))
+    exhaustive = FIGURES.get(f"exhaustive32_{name}")
+    if exhaustive is not None and measured is None:
+        found = (f"measured max {exhaustive} ulp over all 2**32 float32 inputs "
+                 f"(``python -m analysis.sweep_float32``) and {m64:.3f} ulp on sampled "
+                 f"float64 inputs")
+    else:
+        found = f"measured max {m32:.3f} and {m64:.3f} ulp on sampled inputs"
     text = (f"Accuracy: {how}  Stated bound: {_ulps(bound[0])} (float32), "
-            f"{_ulps(bound[1])} (float64); measured max {m32:.3f} and {m64:.3f} ulp "
+            f"{_ulps(bound[1])} (float64); {found} "
             f"(:mod:`gelu_numba.measured`, by ``python -m analysis.accuracy "
             f"--write-measured`` in the gelu-numba repository).")
     doc = body + "\n\n" + textwrap.fill(text, 76, initial_indent="    ",

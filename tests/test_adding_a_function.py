@@ -140,7 +140,7 @@ def test_the_docstring_and_the_api_page_state_the_measured_figure(measured):
         gelu_api = importlib.import_module("gelu_api")
     finally:
         sys.path.pop(0)
-    figure = f"measured max {measured[0]:.3f} and {measured[1]:.3f} ulp"
+    figure = f"measured max {measured[0]:.3f} and {measured[1]:.3f} ulp on sampled inputs"
     with catalog.registered(toy_record(measured)):
         doc = " ".join(g.toy_cubic.__doc__.split())
         assert "x (1 + x**2)" in doc and figure in doc
