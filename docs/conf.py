@@ -6,7 +6,8 @@ each build, by ``docs/_ext/gelu_api.py``)::
     python -m sphinx -W -b html docs docs/_build/html
     python -m sphinx -W -b doctest docs docs/_build/doctest
 
-The notebooks are rendered as committed (the test suite executes them).
+The notebooks are committed without outputs and executed by the build (the
+test suite executes them too, through nbmake).
 """
 
 import sys
@@ -33,7 +34,11 @@ extensions = [
 ]
 
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtext"}
-nb_execution_mode = "off"
+# executed at each build, so that the site shows their outputs and plots; a
+# cell that raises fails the build
+nb_execution_mode = "force"
+nb_execution_timeout = 600
+nb_execution_raise_on_error = True
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/README.md"]
