@@ -9,7 +9,7 @@ Every function of :mod:`gelu_numba` has a GPU twin of the same name here:
 around the device function of :mod:`gelu_numba.gpu.device`, which is
 compiled from the same scalar source as the CPU ufunc, so both targets
 compute the same formulas.  NVVM may contract a plain product and sum into
-an FMA (results agree to 1 ulp); the error-free transformations, whose low
+an FMA (results agree within 1 ulp); the error-free transformations, whose low
 parts a contraction would lose, use ``add_rn``/``mul_rn``, which it does not
 contract (:mod:`gelu_numba.kernels.primitives.intrinsics`).
 
@@ -31,8 +31,8 @@ coefficient tables once into registers; the repository's
 The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
 always compute in float32 arithmetic with
 :mod:`~gelu_numba.kernels.gpu32`.  The stated bound of both
-float32-arithmetic designs is 0.875 ulp (the CPU float32 kernels': 0.508
-ulp); measured on all 2**32 float32 inputs of their CPU compilation (the
+float32-arithmetic designs is 0.875 ulp (the CPU float32 kernels' bound:
+0.5 + 2**-7 ulp); measured on all 2**32 float32 inputs of their CPU compilation (the
 same operations), the lean kernels reach at most <<lean32_max_ulp>> ulp,
 <<lean32_over_1ulp>> above 1 ulp, <<lean32_correctly_rounded>> correctly
 rounded, and ``gpu32`` at most <<gpu32_max_ulp>> ulp,

@@ -17,7 +17,7 @@ starts from the state ``(w[2s], w[2s + 1])``, w the SplitMix64 stream of
 the seed (Vigna's recommended seeding of xoroshiro), set on the device by
 one thread per stream.  (numba-cuda's own ``create_xoroshiro128p_states``
 spaces its streams 2**64 steps apart, but makes them on the host, one jump
-after the other: 30 ms for 2**18 streams, 100 times the kernel's time.
+after the other, which takes far longer than the kernel.
 Streams from distinct seeded states overlap with probability about
 ``S**2 * draws / 2**128``, below 2**-60 here.)  S depends on n alone and
 each stream is consumed in element order whatever thread runs it, so the

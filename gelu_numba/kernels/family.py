@@ -32,7 +32,7 @@ Method
 Error bound
 -----------
 gelu_general float64: below 0.5 ulp + 2**-52 relative (the first-order R
-correction leaves ``al**2`` terms, 2**-106); the LaLU: 0.5 ulp + 2**-50;
+correction leaves ``al**2`` terms, 2**-106); the LaLU: below 0.5 ulp + 2**-50;
 the Cauchy forms: the C library's atan error (below 1 ulp) plus 0.5 ulp.
 float32 results: below 0.5 + 2**-14 ulp, gelu_general's below 0.5 + 2**-7.9
 (it takes Phi from :mod:`gelu_numba.kernels.normal32_cpu_f64`).  Measured: :mod:`gelu_numba.measured`.

@@ -20,9 +20,9 @@ intermediate is rounded to half precision, which is where the variants that
 * ``gelu`` and ``gelu_pytorch_tanh`` are ``F.gelu`` (exact, tanh): the
   PyTorch entries (``pytorch_cpu_vec_erf``, ``onednn``, ``pytorch_cpu_vec_tanh``).
 
-Stand-in: ``torch.tanh`` of a contiguous float32 CPU tensor (99.8 %
-identical to the correctly rounded tanh on [-20, 20]) is the correctly
-rounded tanh here.  Half paths (``half``): every op computed in float32 on
+Stand-in: ``torch.tanh`` of a contiguous float32 CPU tensor (almost always
+the correctly rounded tanh on [-20, 20]) is the correctly rounded tanh
+here.  Half paths (``half``): every op computed in float32 on
 the half operands and rounded to the format, as PyTorch's eager CPU kernels
 do for bfloat16 and float16 (checked against torch 2.13).
 """

@@ -36,7 +36,7 @@ kernels.  MLX's copy of expm1f reduces the argument with the high part of
 ln 2 only (``f = fma(j, -6.93145752e-1f, a)``; Juffa's original follows it
 with ``fma(j, -1.42860677e-6f, f)``), so for ``j != 0`` expm1f is off by
 ``|j| * 1.4e-6`` absolute (34 ulps near a = -0.35) and erf by up to 13 ulps
-near |v| = 0.95 instead of the 0.995 ulp its comment states (found here;
+near |v| = 0.95 instead of the bound its comment states, 0.995 ulp (found here;
 tested in the gelu-numba repository's tests/test_production.py).  The
 division by sqrt(2) and by 2 are taken as correctly rounded (Metal's safe
 math mode).  ``gelu_approx``/``gelu_fast_approx`` on Metal call Apple's
