@@ -342,14 +342,18 @@ def plot(result, out, functions=EXACT):
         nrows = -(-len(names) // cols)
         fig, axes = plt.subplots(nrows, cols, figsize=(5 * cols, 3.6 * nrows), squeeze=False)
         for ax, name in zip(axes.flat, names):
-            for r in rows:
-                if r["function"] != name:
-                    continue
+            # the peers first, gelu_numba last and on top: its points lie
+            # under theirs almost everywhere
+            mine = [r for r in rows if r["function"] == name]
+            mine.sort(key=lambda r: r["implementation"] == PACKAGE)
+            for r in mine:
                 c, m, s = styles.get(r["implementation"], ("C5", ".", 3))
                 ok = np.abs(r["x"]) <= PLOT_XMAX   # symlog cannot span 1e308
                 y = np.clip(np.nan_to_num(r["ulp"][ok], posinf=1e20), 1e-3, 1e20)
-                ax.scatter(r["x"][ok], y, s=s, c=c, marker=m, label=r["implementation"],
-                           alpha=0.6, linewidths=0.6)
+                top = r["implementation"] == PACKAGE
+                ax.scatter(r["x"][ok], y, s=s * (3 if top else 1), c=c, marker=m,
+                           label=r["implementation"], alpha=1.0 if top else 0.5,
+                           linewidths=0.6, zorder=3 if top else 2)
             ax.axhline(1.0, color="k", lw=0.8, ls="--")
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_yscale("log")

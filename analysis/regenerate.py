@@ -15,6 +15,7 @@ accuracy_docs   the float32 sweep table of ``docs/accuracy.md``         ``analys
 gpu32_docs      the float32 GPU-kernel table of ``docs/guide/gpu.md``   ``analysis.gpu32_docs``
 gpu_docs        the measured GPU section of ``docs/results/gpu.md``     ``analysis.gpu_docs``
 first_call      the first-call table of ``docs/guide/first_call.md``    ``analysis.first_call``
+choose          the guide's "which function" table (``docs/guide/``)    ``analysis.choose``
 figures         ``gelu_numba/figures.py``, the docstrings' figures      ``analysis.figures``
 ==============  ======================================================  ========================
 
@@ -28,7 +29,7 @@ import argparse
 import re
 import sys
 
-from analysis import accuracy_docs, figures, first_call, gpu32_docs, gpu_docs, readme
+from analysis import accuracy_docs, choose, figures, first_call, gpu32_docs, gpu_docs, readme
 from analysis.common import with_section
 
 
@@ -52,6 +53,8 @@ PARTS = {
     "gpu_docs": (gpu_docs.PAGE, lambda: with_section(
         gpu_docs.PAGE, gpu_docs.MARKERS, gpu_docs.section().rstrip("\n") + "\n")),
     "first_call": (first_call.PAGE, _first_call),
+    "choose": (choose.PAGE, lambda: with_section(
+        choose.PAGE, choose.MARKERS, choose.section().rstrip("\n") + "\n")),
     "figures": (figures.OUT, figures.source),
 }
 

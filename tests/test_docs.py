@@ -39,7 +39,7 @@ def test_readme_is_short_and_has_the_two_commands():
     test_command = ("python3 -m venv .venv && .venv/bin/pip install -e '.[test]' "
                     "&& .venv/bin/python -m pytest -q")
     assert test_command in text and test_command in ci
-    assert ("python3 -m venv .venv && .venv/bin/pip install -e '.[analysis]' "
+    assert ("python3 -m venv .venv && .venv/bin/pip install -e '.[analysis,compare]' "
             "&& .venv/bin/python -m analysis.report") in text
 
 
