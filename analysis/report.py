@@ -136,7 +136,7 @@ def build(out=OUT, full=False, speed=True, progress=True):
                   "same bytes (the memory roofline).  `python -m analysis.speed` for more "
                   "sizes and functions.",
                   sp.header(res).split("\n", 2)[2].strip()]
-        parts += [sp.group_table(res, f, d).replace("### ", "#### ").strip()
+        parts += [sp.group_table(res, f, d).strip()
                   for f in res["settings"]["functions"] for d in res["settings"]["dtypes"]]
         parts += ["Every measurement: [speed.md](speed/speed.md).", "![speed](speed/speed.png)"]
     parts.append(f"Report made in {time.perf_counter() - t0:.0f} s.")
@@ -149,8 +149,17 @@ def update_page(summary, page=PAGE, prefix="../../reports/"):
     """Replace the docs page's generated section by ``summary`` (links made
     relative to the page)."""
     body = summary.split("\n", 1)[1].lstrip()        # drop the report's title
-    body = re.sub(r"\]\((?!http)([^)]+)\)", lambda mm: f"]({prefix}{mm.group(1)})", body)
-    body = body.replace("\n## ", "\n### ")
+
+    def link(mm):
+        # images are shown; other files of the repository are downloads
+        # (the site has no page for them)
+        image, text, target = mm.group(1), mm.group(2), mm.group(3)
+        if image:
+            return f"![{text}]({prefix}{target})"
+        return f"{{download}}`{text} <{prefix}{target}>`"
+    body = re.sub(r"(!?)\[([^\]]*)\]\((?!http)([^)]+)\)", link, body)
+    # one level under each section (a summary of an earlier run skips one)
+    body = body.replace("\n#### ", "\n### ")
     replace_section(page, MARKERS, body)
 
 

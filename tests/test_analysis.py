@@ -126,6 +126,8 @@ def test_report_without_speed_and_readme_update(tmp_path, monkeypatch):
     text = readme.read_text()
     assert "old" not in text and text.startswith("intro\n") and text.endswith("after\n")
     assert "](../../reports/accuracy/accuracy_float32.png)" in text
+    # other files of the repository are the site's downloads, not dead links
+    assert "{download}`accuracy.md <../../reports/accuracy/accuracy.md>`" in text
 
 
 def test_approximation_study_script_runs(tmp_path):
