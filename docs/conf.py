@@ -44,6 +44,12 @@ myst_heading_anchors = 3
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/README.md"]
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
+# MathJax from the docs extra's jupyter-server-mathjax wheel (MathJax 2.7),
+# copied into the site: the math renders offline
+import jupyter_server_mathjax  # noqa: E402
+
+html_static_path = [str(Path(jupyter_server_mathjax.__file__).parent / "static")]
+mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML"
 html_theme = "pydata_sphinx_theme"
 html_title = f"gelu-numba {release}"
 html_theme_options = {"show_toc_level": 2, "navigation_with_keys": False}

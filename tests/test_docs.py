@@ -22,6 +22,11 @@ def test_the_site_builds_without_warnings(builder, tmp_path):
                           *options, "-b", builder, "docs", str(tmp_path / builder)],
                          cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]
+    if builder == "html":
+        # the math renders offline: MathJax from the site itself, no CDN
+        page = (tmp_path / "html" / "notebooks" / "01_quickstart.html").read_text()
+        assert "_static/MathJax.js" in page and "cdn.jsdelivr" not in page
+        assert (tmp_path / "html" / "_static" / "MathJax.js").is_file()
 
 
 def test_readme_headline_is_the_generators_output():
