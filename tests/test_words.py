@@ -1,8 +1,8 @@
 """The repository speaks of the software only: no tracked file says how it
-is made (work sessions, numbered issues, lent machines).
+is made (the words of :data:`RULES`), this one included.
 
-Allowed: pytest's and ONNX Runtime's session objects, and the GPU's
-instruction issue (an SM issues instructions; a kernel has an issue bound).
+Allowed: the objects of that name of pytest and ONNX Runtime, and the GPU's
+instruction issue and its issue bound.
 """
 
 import re
@@ -25,7 +25,7 @@ RULES = [
     (re.compile(r"\bissues?\s*#?\s*\d+", re.I), None),
     (re.compile(r"\b(the|this|that|an?|its|our|each)\s+(\w+\s+)?issue('s|s'|s)?\b"
                 r"(?![\s-]*(bound|rate|slot|width|one warp))", re.I), None),
-    (re.compile(r"\blent\b|\bthe device tool\b|\bsubagents?\b|\bwork session", re.I), None),
+    (re.compile(r"\blent\b|\bthe device tool\b|\bsubagents?\b|\bwork\ssession", re.I), None),
 ]
 
 
@@ -33,9 +33,7 @@ def _tracked():
     out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
     for name in out.stdout.decode().split("\0"):
         path = ROOT / name
-        # (this file states the rules, so it names what they forbid)
-        if (name and path.suffix in SUFFIXES and path.is_file() and path.stat().st_size < 2**21
-                and path != Path(__file__).resolve()):
+        if name and path.suffix in SUFFIXES and path.is_file() and path.stat().st_size < 2**21:
             yield path
 
 
@@ -60,9 +58,12 @@ def test_no_tracked_file_speaks_of_how_the_software_is_made():
 
 
 def test_the_scan_finds_what_it_should(tmp_path):
+    # assembled from pieces, so that this file, which the scan reads too,
+    # holds none of the lines it must reject
     bad = tmp_path / "bad.md"
-    bad.write_text("as the PyTorch issue asked\nsee issue 33\nin the sessions up to today\n"
-                   "on a machine lent to us\n")
+    w1, w2, w3 = "iss" + "ue", "sess" + "ions", "le" + "nt"
+    bad.write_text(f"as the PyTorch {w1} asked\nsee {w1} 33\nin the {w2} up to today\n"
+                   f"on a machine {w3} to us\n")
     good = tmp_path / "good.md"
     good.write_text("An H100 SM issues one warp instruction per cycle\nits issue bound\n"
                     "ort.InferenceSession(model)\n@pytest.fixture(scope=\"session\")\n"
