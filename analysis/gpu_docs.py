@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import (F32_TAG, HALF_UNROLLED_TAG, LEAN_TAG, LEAN_WIDE,
+from analysis.gpu_throughput import (F32_TAG, HALF_TAGS, LEAN_TAG, LEAN_WIDE,
                                       OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
 from gelu_numba import catalog
 
@@ -109,7 +109,7 @@ def throughput_table():
     # its CPU compilation); the tags of older runs too
     lean_tags, f32_tags = (LEAN_TAG, OLD_LEAN_TAG), (F32_TAG, OLD_F32_TAG)
     studied = tuple(sorted({name for name, _ in at if name.endswith(
-        lean_tags + f32_tags + (HALF_UNROLLED_TAG,)) or name == LEAN_WIDE}))
+        lean_tags + f32_tags + HALF_TAGS) or name == LEAN_WIDE}))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
@@ -140,7 +140,7 @@ def throughput_table():
                         else "not swept")
             if name.endswith(OLD_LEAN_TAG):
                 launched, device = device, launched
-        elif name == LEAN_WIDE or name.endswith(HALF_UNROLLED_TAG):
+        elif name == LEAN_WIDE or name.endswith(HALF_TAGS):
             label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"

@@ -356,29 +356,44 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
             "fp64_1_64_cycles": max(per, 32 * fp64_per)}
 
 
-def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
+#: the 2-byte kernels' variants (:mod:`gelu_numba.targets.cuda.half_kernels`):
+#: key -> row label; "" the launched wide kernel
+HALF_VARIANTS = {"": "8-byte words, 2 per trip",
+                 "narrow": "one element per trip: unaligned operands",
+                 "unrolled": "loads first, x4 per trip: not launched",
+                 "wide4": "8-byte words, 4 per trip: not launched"}
+
+
+def count_half(name: str, fmt: str, variant: str = "") -> dict:
     """Counts for the 2-byte kernel of ``name`` ("gelu", "gelu_backward")
-    on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda.half_kernels`, its
-    grid-stride loop as ptxas unrolls it; ``unrolled``: its variant in the
-    float kernels' loop, :func:`~gelu_numba.targets.cuda.half_kernels.unrolled_kernel`):
-    per element of the loop, and its bound against a copy of 2-byte
-    elements (twice the float32 copy's elements per second; the table, read
-    through the caches, not counted)."""
-    from numba import cuda, float64, uint16
+    on ``fmt`` bit patterns (:mod:`gelu_numba.targets.cuda.half_kernels`;
+    ``variant`` a key of :data:`HALF_VARIANTS`), per element of its longest
+    loop, and its bound against a copy of 2-byte elements (twice the
+    float32 copy's elements per second; the table, read through the
+    caches, not counted).  ``bytes_in_flight``: the bytes of the operands
+    that a thread loads in one trip before its first table read."""
+    from numba import cuda, float64, uint16, uint64
 
     from gelu_numba.targets.cuda import half_kernels as cuda_half
-    u16 = uint16[::1]
-    if name == "gelu":
-        fn, sig, nin = cuda_half.lookup_kernel.py_func, (u16, u16, u16), 1
+    u16, u64 = uint16[::1], uint64[::1]
+    nin = 2 if name == "gelu_backward" else 1
+    table = u16 if nin == 1 else float64[::1]
+    if variant in ("", "wide4"):
+        words = cuda_half.WORDS if variant == "" else 4
+        fn = cuda_half.wide_kernel(name, fmt, words).py_func
+        sig = (u64, u16) * nin + (table, u64, u16)
     else:
-        fn, sig, nin = cuda_half.backward_kernel(fmt).py_func, (u16, u16, float64[::1], u16), 2
-    if unrolled:
-        fn = cuda_half.unrolled_kernel(name, fmt).py_func
+        fn = (cuda_half.unrolled_kernel(name, fmt) if variant == "unrolled" else
+              cuda_half.backward_kernel(fmt) if nin == 2 else cuda_half.lookup_kernel).py_func
+        sig = (u16,) * nin + (table, u16)
     ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
     loop_sass, regs = _sass(ptx)
     body = loop_body(loop_sass)
-    # (ptxas unrolls this loop itself: one store per element)
-    elements = sum(1 for op, _ in body if op.startswith("STG"))
+    # (ptxas unrolls the one-element loop itself: one store per element; an
+    # 8-byte store is 4 elements)
+    stores = [op for op, _ in body if op.startswith("STG")]
+    elements = sum(4 if ".64" in op else 1 for op in stores)
+    loads = [op for op, _ in body if op.startswith("LDG")]
     per = len(body) / elements
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / elements
     return {"loop": per, "loop_common": loop_common_path(loop_sass) / elements,
@@ -386,7 +401,8 @@ def count_half(name: str, fmt: str, unrolled: bool = False) -> dict:
             "loop_const_moves": constant_moves(body) / elements,
             "h100_bound_gelems": issue_bound(per, fp64_per),
             "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
-            "fp64_1_64_cycles": max(per, 32 * fp64_per)}
+            "fp64_1_64_cycles": max(per, 32 * fp64_per),
+            "loads": len(loads), "elements": elements}
 
 
 #: the naive float32 GELUs of the frontier: (label, the sweep's row of the
@@ -495,10 +511,10 @@ def table(names, counts=None) -> str:
                          f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
-        for fmt, unrolled in ([(f, u) for f in HALF_FORMATS for u in (False, True)]
-                              if name in ("gelu", "gelu_backward") else ()):
-            key = f"{fmt} unrolled" if unrolled else fmt
-            c = counts[(name, key)] = count_half(name, fmt, unrolled)
+        for fmt, variant in ([(f, v) for f in HALF_FORMATS for v in HALF_VARIANTS]
+                             if name in ("gelu", "gelu_backward") else ()):
+            key = f"{fmt} {variant}".strip()
+            c = counts[(name, key)] = count_half(name, fmt, variant)
             lines.append(f"| `{name}` | {_half_label(key)} | - | - | - | - | "
                          f"{c['loop']:g} | {c['loop_common']:g} | {c['loop_fp64']:g} | "
                          f"{c['loop_const_moves']:g} | "
@@ -508,10 +524,9 @@ def table(names, counts=None) -> str:
 
 
 def _half_label(key):
-    """The row label of a 2-byte kernel: ``fmt`` or ``"fmt unrolled"``."""
-    fmt, *unrolled = key.split()
-    return (f"{fmt} bits (2-byte kernel"
-            + (", loads first, x4 per trip: not launched)" if unrolled else ")"))
+    """The row label of a 2-byte kernel: ``fmt`` or ``"fmt variant"``."""
+    fmt, *variant = key.split()
+    return f"{fmt} bits (2-byte kernel, {HALF_VARIANTS[''.join(variant)]})"
 
 
 #: the last GPU run's throughput report, which :func:`calibration` reads
@@ -529,7 +544,9 @@ def _measured_kernel(name, dtype, full_fp64):
     if base not in CORE:
         return None
     if dtype in HALF_FORMATS:
-        return base, f"{dtype} unrolled" if name.endswith(gt.HALF_UNROLLED_TAG) else dtype
+        tags = {gt.HALF_UNROLLED_TAG: "unrolled", gt.HALF_NARROW_TAG: "narrow",
+                gt.HALF_WIDE4_TAG: "wide4"}
+        return base, " ".join([dtype] + [v for t, v in tags.items() if name.endswith(t)])
     if dtype == "float64":            # (standard-normal data: ordinary warps)
         return base, "k64" if name == gt.WIDE else "k64o" if name == base else None
     if name.endswith((gt.LEAN_TAG, gt.OLD_LEAN_TAG)) or name == gt.LEAN_WIDE:

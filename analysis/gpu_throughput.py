@@ -218,20 +218,37 @@ def _copy_kernel(typestr):
     return _COPY_KERNELS[typestr]
 
 
-#: the 2-byte kernels in the float kernels' unrolled loop, timed beside the
-#: launched ones (gelu_numba.targets.cuda.half_kernels.unrolled_kernel)
+#: the 2-byte kernels timed beside the launched ones (the wide kernel, 16
+#: bytes of each operand in flight per thread): in the float kernels'
+#: unrolled loop (4 elements of 2 bytes a trip), the one-element loop that
+#: operands off an 8-byte boundary take, and the wide kernel with twice the
+#: words a trip (gelu_numba.targets.cuda.half_kernels)
 HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
+HALF_NARROW_TAG = "(one element per trip: unaligned operands)"
+HALF_WIDE4_TAG = "(4 words per trip: not launched)"
+HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG)
 
 
-def _half_unrolled_call(name, fmt, args, out, stream):
-    """A launch of :func:`~gelu_numba.targets.cuda.half_kernels.unrolled_kernel`,
-    the launched kernels' configuration and table."""
-    from gelu_numba.targets import cuda as target
-    from gelu_numba.targets.cuda import half_kernels as cuda_half
-    kernel = cuda_half.unrolled_kernel(name, fmt)
-    table = cuda_half.table_on_device(name, fmt)
-    blocks, threads = target.launch_config(out.size)
-    return lambda: kernel[blocks, threads, stream](*args, table, out)
+def _half_variant_call(tag):
+    """A maker of calls (as :func:`_half_call`) of the 2-byte kernel that
+    ``tag`` names, on numba's dispatcher, the launched kernels' table."""
+    def make(name, fmt, args, out, stream):
+        from gelu_numba.targets import cuda as target
+        from gelu_numba.targets.cuda import half_kernels as cuda_half
+        table = cuda_half.table_on_device(name, fmt)
+        if tag == HALF_WIDE4_TAG:
+            kernel = cuda_half.wide_kernel(name, fmt, 4)
+            *ins, wout, full = cuda_half.wide_operands((*args, out), out.size)
+            blocks, threads = target.launch_config(max(out.size // cuda_half.LANES, 1))
+            return lambda: kernel[blocks, threads, stream](*ins, table, wout, full)
+        if tag == HALF_UNROLLED_TAG:
+            kernel = cuda_half.unrolled_kernel(name, fmt)
+        else:
+            kernel = (cuda_half.backward_kernel(fmt) if name == "gelu_backward"
+                      else cuda_half.lookup_kernel)
+        blocks, threads = target.launch_config(out.size)
+        return lambda: kernel[blocks, threads, stream](*args, table, out)
+    return make
 
 
 def _half_call(name, fmt, args, out, stream):
@@ -311,8 +328,9 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 if dt in HALF:
                     if name in HALF_FUNCTIONS:
                         nin = catalog.lookup(name).nin
-                        for label, make in ((name, _half_call), (
-                                f"{name} {HALF_UNROLLED_TAG}", _half_unrolled_call)):
+                        for label, make in ((name, _half_call), *(
+                                (f"{name} {tag}", _half_variant_call(tag))
+                                for tag in HALF_TAGS)):
                             t = _event_time(make(name, dt, (x, y, y)[:nin], out, stream),
                                             rounds, batch, cuda, stream)
                             rows.append(_row(label, dt, n, t, (nin + 1) * n * item, copy_bw))

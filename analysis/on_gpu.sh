@@ -20,6 +20,10 @@
 #               -> $OUT/gpu_tune.md
 #   tests       the GPU tests on the device (bit equality with the CPU
 #               compilation, the fast launch taken and equal, the sweep)
+#   half        the 2-byte kernels alone: their GPU tests (the CPU's bits on
+#               every pattern, each variant, unaligned operands, the fast
+#               launch), then gelu and gelu_backward at 2^20, 2^26, 2^28
+#               beside PyTorch's -> $OUT/gpu_throughput_half.md (minutes)
 #   sass        analysis.gpu_sass's static estimate, to set beside the timings
 #   torch       tests/test_torch.py's CUDA tests (needs torch with CUDA), then
 #               gelu_numba.torch against nn.GELU: host µs per call, forward +
@@ -111,6 +115,12 @@ for s in "${steps[@]}"; do
         tune)
             step tune "$PYTHON" -m analysis.gpu_throughput --sizes '2**26' --functions \
                 gelu,gelu_backward --peers none --tune --out "$OUT/gpu_tune.md" ;;
+        half)
+            step half bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= \
+                tests/test_gpu.py tests/test_fast_launch.py -k 'half or wide' &&
+                $PYTHON -m analysis.gpu_throughput --sizes '2**20,2**26,2**28' \
+                --functions gelu,gelu_backward --peers torch_gelu,torch_gelu_backward \
+                --out '$OUT/gpu_throughput_half.md'" ;;
         sass)
             step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
         tests)
@@ -121,7 +131,7 @@ for s in "${steps[@]}"; do
             step torch bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= tests/test_torch.py -k cuda &&
                 $PYTHON -m analysis.torch_cuda --out '$OUT/torch_cuda.md'" ;;
         *)
-            echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, sass, tests, torch, all)"
+            echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, half, sass, tests, torch, all)"
             failed=$((failed + 1)) ;;
     esac
 done

@@ -157,6 +157,11 @@ for name in ("gelu", "gelu_backward"):   # the float64-arithmetic kernel, tables
 out["half gelu"] = abi(cuda_half.lookup_kernel.py_func, "uint16", 1, {1: "uint16"})
 out["half gelu_backward"] = abi(cuda_half.backward_kernel("bfloat16").py_func, "uint16", 2,
                                 {2: "float64"})
+out["half gelu wide"] = abi(cuda_half.wide_kernel("gelu", "bfloat16", cuda_half.WORDS).py_func,
+                           "uint16", 1, {1: "uint16"}, cuda_half.LANES)
+out["half gelu_backward wide"] = abi(
+    cuda_half.wide_kernel("gelu_backward", "bfloat16", cuda_half.WORDS).py_func,
+    "uint16", 2, {2: "float64"}, cuda_half.LANES)
 print(json.dumps(out))
 """
 
@@ -200,6 +205,28 @@ def test_kernels_with_a_table_take_it_after_the_inputs(abi, kind, name, nin):
     read = entry["read"]
     assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
     assert {ABI_FIELDS[p % 7] for p in read} <= {"nitems", "data", "shape", "strides"}
+
+
+@pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])
+def test_wide_half_kernels_take_each_operand_as_words_then_elements(abi, name, nin):
+    # the 2-byte kernels that move 8-byte words: each operand twice (its
+    # words, then its elements), the table after the inputs; the packing
+    # writes exactly that layout
+    entry = abi[f"half {name} wide"]
+    arrays = 2 * (nin + 1) + 1
+    assert entry["params"] == ["u64"] * (7 * arrays)
+    read = entry["read"]
+    assert all(7 * k + ABI_FIELDS.index("data") in read for k in range(arrays))
+    assert {ABI_FIELDS[p % 7] for p in read} <= {"nitems", "data", "shape", "strides"}
+    pointers = tuple(0x1000 * (k + 1) for k in range(nin + 1))
+    table = fast_launch.pack_array(0xF000, 2**16, 2)
+    words = fast_launch.pack_arguments(pointers, 10, 2, {nin: table}, lanes=4)
+    expect = []
+    for k, p in enumerate(pointers):
+        if k == nin:
+            expect += table
+        expect += fast_launch.pack_array(p, 2, 8) + fast_launch.pack_array(p, 10, 2)
+    assert words == expect
 
 
 def test_simulator_has_no_fast_path():
@@ -379,8 +406,9 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
     built = []
 
     class Fake:
-        def __init__(self, kernel, n_in, loop, dtype, fixed):
-            built.append((n_in, np.dtype(dtype), {k: v.copy_to_host() for k, v in fixed.items()}))
+        def __init__(self, kernel, n_in, loop, dtype, fixed, lanes=None):
+            built.append((n_in, np.dtype(dtype), {k: v.copy_to_host() for k, v in fixed.items()},
+                          lanes))
 
         def agrees(self, inputs, general):
             assert len(inputs) == nin and all(a.dtype == np.uint16 for a in inputs)
@@ -401,10 +429,21 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
     monkeypatch.setattr(fast_launch, "_current_device_id", lambda: 0)
     monkeypatch.setattr(cuda_half, "_FAST", {})
     launcher = cuda_half.fast_launcher(name, "bfloat16")
-    assert isinstance(launcher, Fake) and cuda_half.fast_launcher(name, "bfloat16") is launcher
-    (n_in, dtype, fixed), = built
-    assert n_in == nin and dtype == np.uint16 and list(fixed) == [nin]
-    assert fixed[nin].tobytes() == half.table(name, "bfloat16").tobytes()   # (NaNs in it)
+    assert isinstance(launcher, cuda_half.AlignedLaunch)
+    assert cuda_half.fast_launcher(name, "bfloat16") is launcher
+    # the wide kernel (8-byte words of 4 elements) and the one-element loop
+    assert [lanes for *_, lanes in built] == [cuda_half.LANES, None]
+    for n_in, dtype, fixed, _ in built:
+        assert n_in == nin and dtype == np.uint16 and list(fixed) == [nin]
+        assert fixed[nin].tobytes() == half.table(name, "bfloat16").tobytes()   # (NaNs in it)
+    # each call takes the wide kernel exactly where every pointer is on an
+    # 8-byte boundary
+    calls = []
+    launcher.wide = lambda *a: calls.append(("wide", a))
+    launcher.narrow = lambda *a: calls.append(("narrow", a))
+    launcher((0x1000,) * (nin + 1), 9, 0)
+    launcher((0x1000,) * nin + (0x1002,), 9, 0)
+    assert [c for c, _ in calls] == ["wide", "narrow"]
 
 
 def test_half_launchers_exactly_where_there_is_a_driver():

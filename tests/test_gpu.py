@@ -465,13 +465,13 @@ def test_throughput_script_runs(tmp_path, capsys):
                  f"`{gpu_throughput.WIDE}`"):
         assert name in text
     # the 2-byte kernels of gelu and gelu_backward (none of soi_map), the
-    # launched and the unrolled variant, beside PyTorch's where it has CUDA
+    # launched one and the variants, beside PyTorch's where it has CUDA
     # (its rows: ``torch_*``)
     halves = {tuple(c.strip() for c in line.split("|")[1:3]) for line in text.splitlines()
               if ("| bfloat16 |" in line or "| float16 |" in line)
               and not line.startswith("| `torch_")}
     assert halves == {(f"`{f}{tag}`", d) for f in ("gelu", "gelu_backward")
-                      for tag in ("", f" {gpu_throughput.HALF_UNROLLED_TAG}")
+                      for tag in ("", *(f" {t}" for t in gpu_throughput.HALF_TAGS))
                       for d in ("bfloat16", "float16")}
     host = text.split("## Host time per call")[1]
     for call in ("`gpu.gelu(x, out=out)`", "general path", "dispatcher alone"):
@@ -502,21 +502,42 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     cpu = (gelu_numba.gelu(bits.view(np.float16)).view(np.uint16) if fmt == "float16"
            else gelu_bfloat16(bits))
     np.testing.assert_array_equal(out.copy_to_host(), cpu)
-    # the variant in the float kernels' unrolled loop (timed, not launched):
-    # the same bits
+    # the same bits from every variant: operands off an 8-byte boundary
+    # (the one-element loop; a length that is no multiple of 4 leaves the
+    # wide kernel a tail too), and the timed ones
     from gelu_numba.targets.cuda import half_kernels as cuda_half
-    blocks, threads = target.launch_config(bits.size)
-    cuda_half.unrolled_kernel("gelu", fmt)[blocks, threads](
-        cuda.to_device(bits), cuda_half.table_on_device("gelu", fmt), out)
-    np.testing.assert_array_equal(out.copy_to_host(), cpu)
-    gelu_backward_bits(cuda.to_device(dy), cuda.to_device(bits), out, fmt)
+    gelu_cpu = cpu
     with np.errstate(all="ignore"):
-        cpu = (gelu_backward(dy.view(np.float16), bits.view(np.float16)).view(np.uint16)
-               if fmt == "float16" else gelu_backward_bfloat16(dy, bits))
-    np.testing.assert_array_equal(out.copy_to_host(), cpu)
-    cuda_half.unrolled_kernel("gelu_backward", fmt)[blocks, threads](
-        cuda.to_device(dy), cuda.to_device(bits), cuda_half.table_on_device("gelu_backward", fmt), out)
-    np.testing.assert_array_equal(out.copy_to_host(), cpu)
+        backward_cpu = (gelu_backward(dy.view(np.float16), bits.view(np.float16)).view(np.uint16)
+                        if fmt == "float16" else gelu_backward_bfloat16(dy, bits))
+
+    def shifted(a):      # (on the device, 2 bytes past an 8-byte boundary)
+        return cuda.to_device(np.concatenate([a[:1], a]))[1:]
+
+    n = bits.size - bits.size % 4 - 3
+    for xs, ds, o, m in ((cuda.to_device(bits[:n]), cuda.to_device(dy[:n]), out[:n], n),
+                         (shifted(bits), shifted(dy), shifted(bits), bits.size)):
+        assert cuda_half.aligned([cuda_half._address(xs)]) == (m == n)
+        gelu_bits(xs, o, fmt)
+        np.testing.assert_array_equal(o.copy_to_host(), gelu_cpu[:m])
+        gelu_backward_bits(ds, xs, o, fmt)
+        np.testing.assert_array_equal(o.copy_to_host(), backward_cpu[:m])
+    for name, args, want in (("gelu", (bits,), gelu_cpu),
+                             ("gelu_backward", (dy, bits), backward_cpu)):
+        table = cuda_half.table_on_device(name, fmt)
+        arrays = [cuda.to_device(a) for a in args] + [out]
+        blocks, threads = target.launch_config(bits.size)
+        for kernel in (cuda_half.unrolled_kernel(name, fmt),
+                       cuda_half.backward_kernel(fmt) if name == "gelu_backward"
+                       else cuda_half.lookup_kernel):
+            out.copy_to_device(np.zeros(bits.size, np.uint16))
+            kernel[blocks, threads](*arrays[:-1], table, out)
+            np.testing.assert_array_equal(out.copy_to_host(), want)
+        *ins, wout, full = cuda_half.wide_operands(arrays, bits.size)
+        for words in (1, 4):
+            out.copy_to_device(np.zeros(bits.size, np.uint16))
+            cuda_half.wide_kernel(name, fmt, words)[blocks, threads](*ins, table, wout, full)
+            np.testing.assert_array_equal(out.copy_to_host(), want)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")
     # float16 arrays are float16 values: read as bfloat16 they would be wrong

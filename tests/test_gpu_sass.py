@@ -128,18 +128,23 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     # the 2-byte forward is a table lookup: no FP64, within the budget
     # of 50 loop instructions per element (per store: ptxas unrolls it)
     for fmt in ("bfloat16", "float16"):
-        half = rows[("gelu", f"{fmt} bits (2-byte kernel)")]
+        half = rows[("gelu", gpu_sass._half_label(fmt))]
         assert float(half[8]) == 0 and 4 <= float(half[6]) <= 50
         # the backward: decode, product, round; float16 by the hardware's
         # conversions (kernels.half_rounding), within the same budget
-        assert 4 <= float(rows[("gelu_backward", f"{fmt} bits (2-byte kernel)")][6]) <= 50
-    assert ("norm_pdf", "bfloat16 bits (2-byte kernel)") not in rows
-    # their variant in the float kernels' unrolled loop (timed, not
-    # launched): no FP64 in the forward, within the same budget
+        assert 4 <= float(rows[("gelu_backward", gpu_sass._half_label(fmt))][6]) <= 50
+    assert ("norm_pdf", gpu_sass._half_label("bfloat16")) not in rows
+    # their variants (the one-element loop of unaligned operands, and the
+    # timed ones): no FP64 in the forward, within the same budget; the
+    # launched wide kernel issues fewer instructions per element than the
+    # one-element loop
     for fmt in ("bfloat16", "float16"):
         for name in ("gelu", "gelu_backward"):
-            row = rows[(name, gpu_sass._half_label(f"{fmt} unrolled"))]
-            assert 4 <= float(row[6]) <= 50
+            for variant in ("narrow", "unrolled", "wide4"):
+                row = rows[(name, gpu_sass._half_label(f"{fmt} {variant}"))]
+                assert 4 <= float(row[6]) <= 50
+            assert (float(rows[(name, gpu_sass._half_label(fmt))][6])
+                    < float(rows[(name, gpu_sass._half_label(f"{fmt} narrow"))][6]))
         assert float(rows[("gelu", gpu_sass._half_label(f"{fmt} unrolled"))][8]) == 0
     # the lean kernels (one table row, no division), which GPUs with slow
     # FP64 launch: no FP64, within the budgets of 95 (gelu) and 140
@@ -216,6 +221,6 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
     back = rows[(f"`gelu_backward {gt.OLD_F32_TAG}`", "float32", gpu_sass._LABELS["gpu32"])]
     assert back[6] == f"{4150 / 12:.0f}"                    # three float32 arrays
     assert (f"`{gt.WIDE}`", "float64", gpu_sass._LABELS["k64"]) in rows
-    half = rows[("`gelu`", "bfloat16", "bfloat16 bits (2-byte kernel)")]
+    half = rows[("`gelu`", "bfloat16", gpu_sass._half_label("bfloat16"))]
     # (copy-bound side: the copy's rate of 2-byte elements is below the bound)
     assert half[6] == f"{3960 / 4:.0f}" and half[-1] == f"{485 / (3960 / 4):.0%}"

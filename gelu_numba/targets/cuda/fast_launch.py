@@ -157,17 +157,23 @@ def pack_array(pointer, n, itemsize):
     return (0, 0, n, itemsize, pointer, n, itemsize)
 
 
-def pack_arguments(pointers, n, itemsize, fixed=None):
+def pack_arguments(pointers, n, itemsize, fixed=None, lanes=None):
     """The kernel parameters of the flat loop over 1-D C-contiguous arrays
     of ``n`` elements at ``pointers`` (:func:`pack_array` each), with
     ``fixed``'s packed arrays (a device table, say: ``{position: words}``)
-    put in at their positions."""
+    put in at their positions.  ``lanes``: each operand comes first as
+    8-byte words of ``lanes`` elements (its first ``n // lanes`` words),
+    then as itself (the 2-byte kernels'
+    :func:`~gelu_numba.targets.cuda.half_kernels.wide_operands`)."""
     args = []
     for p in pointers:
+        if lanes:
+            args += pack_array(p, n // lanes, 8)
         args += pack_array(p, n, itemsize)
     if fixed:
+        per = 14 if lanes else 7
         for at, words in fixed.items():
-            args[7 * at:7 * at] = words
+            args[per * at:per * at] = words
     return args
 
 
@@ -175,14 +181,18 @@ def _current_device_id():
     return numba_cuda.current_device_id()
 
 
-def launch_signature(dtype, nin, fixed=None):
+def launch_signature(dtype, nin, fixed=None, lanes=None):
     """The kernel signature a :class:`FastLaunch` compiles: ``nin + 1``
     C-contiguous 1-D arrays of ``dtype`` (the inputs, then the output), with
     ``fixed``'s arrays (``{position: dtype}``: the tables passed in every
-    launch) inserted at their positions."""
-    argtypes = [types.Array(from_dtype(np.dtype(dtype)), 1, "C")] * (nin + 1)
+    launch) inserted at their positions; with ``lanes``, each operand is a
+    uint64 array (its words) and then itself (:func:`pack_arguments`)."""
+    one = [types.Array(from_dtype(np.dtype(dtype)), 1, "C")]
+    if lanes:
+        one.insert(0, types.Array(types.uint64, 1, "C"))
+    argtypes = one * (nin + 1)
     for at, fixed_dtype in sorted((fixed or {}).items()):
-        argtypes.insert(at, types.Array(from_dtype(np.dtype(fixed_dtype)), 1, "C"))
+        argtypes.insert(at * len(one), types.Array(from_dtype(np.dtype(fixed_dtype)), 1, "C"))
     return tuple(argtypes)
 
 
@@ -208,7 +218,7 @@ class FastLaunch:
     as numba-cuda does) if none is current.
     """
 
-    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None):
+    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None, lanes=None):
         from cuda.core import LaunchConfig, Stream, launch as core_launch
 
         dtype = np.dtype(_FLOAT[loop] if dtype is None else dtype)
@@ -217,7 +227,8 @@ class FastLaunch:
                                       array.dtype.itemsize)
                        for at, array in sorted(fixed.items(), key=lambda item: item[0])}
         compiled = dispatcher.compile(launch_signature(
-            dtype, nin, {at: array.dtype for at, array in fixed.items()}))
+            dtype, nin, {at: array.dtype for at, array in fixed.items()}, lanes))
+        self._lanes = lanes
         self._kernel = numba_cuda.kernel_handle(compiled)
         self._itemsize = dtype.itemsize
         self._threads = launch.THREADS_PER_BLOCK
@@ -238,6 +249,8 @@ class FastLaunch:
         self._bound.done = True
 
     def _grid(self, n):
+        if self._lanes:   # (one thread per word; the first threads take the rest)
+            n = max(n // self._lanes, 1)
         blocks = grid_blocks(n, self._threads, self._max_blocks)
         config = self._configs.get(blocks)
         if config is None:
@@ -256,7 +269,7 @@ class FastLaunch:
         if core_stream is None:
             core_stream = self._handles[handle] = self._from_handle(handle)
         self._launch(core_stream, self._grid(n), self._kernel,
-                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes))
 
     def __call__(self, pointers, n, stream):
         if not hasattr(self._bound, "done"):
@@ -274,7 +287,7 @@ class FastLaunch:
                 except TypeError:
                     pass  # (no weak reference to it, as to cuda.core's own streams)
         self._launch(core_stream, config, self._kernel,
-                     *pack_arguments(pointers, n, self._itemsize, self._fixed))
+                     *pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes))
 
     def agrees(self, inputs, general):
         """Whether this launcher and ``general(device_inputs, out)`` (the

@@ -9,11 +9,19 @@ table, multiplies in float64 and rounds once (:func:`round_float16` /
 :func:`round_bfloat16`).  The same scalar code and tables as the CPU loops,
 so the results are the CPU's bit for bit.
 
-Operands: contiguous 1-D device arrays of uint16 or int16 (a ``torch``
-half tensor ``.view(torch.int16)``; a CuPy float16 array ``.view('u2')``),
-of one size; the tables are copied to each device once.  Callers that hold
-raw pointers (``gelu_numba.torch``) launch through :func:`fast_launcher`:
-the same kernels, the table's pointer fixed, no array import.
+The launched kernels (:func:`wide_kernel`) move 8-byte words: each thread
+loads :data:`WORDS` words of every operand (16 bytes) before its first
+table read, so that an SM keeps enough bytes in flight to cover the
+memory's latency; one 2-byte load per thread and trip (:func:`lookup_kernel`)
+kept a quarter of that, and ran at about half a copy's bandwidth on an
+H200 (the GPU results page).  Operands not all on an 8-byte boundary take
+the one-element loop.
+
+Operands: contiguous 1-D device arrays of uint16, int16 or float16 bits (a
+``torch`` half tensor ``.view(torch.int16)``; a CuPy float16 array), of one
+size; the tables are copied to each device once.  Callers that hold raw
+pointers (``gelu_numba.torch``) launch through :func:`fast_launcher`: the
+same kernels, the table's pointer fixed, no array import.
 """
 
 import functools
@@ -44,7 +52,9 @@ def _backward_element(fmt):
 
 
 # Grid-stride loops over unsigned indices (uint64 throughout), which Numba
-# does not wrap around as it does signed ones (see targets.cuda.codegen.FLAT_LOOP).
+# does not wrap around as it does signed ones (see targets.cuda.codegen.FLAT_LOOP):
+# one 2-byte element per thread and trip, for operands that are not all
+# 8-byte aligned.
 @cuda.jit
 def lookup_kernel(x, table, out):
     n, step = np.uint64(x.size), np.uint64(cuda.gridsize(1))
@@ -68,17 +78,100 @@ def backward_kernel(fmt):
     return backward
 
 
+#: 2-byte elements per 8-byte word, the wide kernels' unit of load and store
+LANES = 4
+#: words per thread and trip of the wide kernels, all loaded before the
+#: first table read: 16 bytes of each operand in flight per thread (an SM's
+#: share of HBM bandwidth times its latency is about 19 KB on an H200; one
+#: 2-byte load per thread keeps 4 KB in flight)
+WORDS = 2
+_MASK = np.uint64(0xFFFF)
+
+
+@functools.cache
+def _word(name, fmt):
+    """The device function of ``name`` on one word of each operand: its
+    four lanes, each the element's bits, packed back in their places."""
+    if name == "gelu_backward":
+        element = _backward_element(fmt)
+
+        @cuda.jit(device=True)
+        def word(dy, x, grad):
+            r = np.uint64(0)
+            for k in range(LANES):
+                s = np.uint64(16 * k)
+                r |= np.uint64(element((dy >> s) & _MASK, (x >> s) & _MASK, grad)) << s
+            return r
+    else:
+        @cuda.jit(device=True)
+        def word(x, table):
+            r = np.uint64(0)
+            for k in range(LANES):
+                s = np.uint64(16 * k)
+                r |= np.uint64(_gelu_element((x >> s) & _MASK, table)) << s
+            return r
+    return word
+
+
+# Each operand comes twice: its 8-byte words (w<k>, the first n // LANES *
+# LANES elements) and its elements (a<k>, for the n % LANES left over, which
+# the first threads of the grid take after the loop).
+WIDE_LOOP = """
+def kernel({args}, table, wout, out):
+    nw = np.uint64(wout.size)
+    step = np.uint64(cuda.gridsize(1))
+    t = np.uint64(cuda.grid(1))
+    i = t
+    s0 = np.uint64(0)
+{offsets}
+    while i + s{last} < nw:
+{loads}
+{stores}
+        i += s{words}
+    while i < nw:
+        wout[i] = word({tail}, table)
+        i += step
+    k = nw * np.uint64(LANES) + t
+    while k < np.uint64(out.size):
+        out[k] = element({rest}, table)
+        k += step
+"""
+
+
+@functools.cache
+def wide_kernel(name, fmt, words):
+    """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
+    ``fmt`` bits, 8-byte words at a time: ``words`` words of each operand
+    per thread and trip, all loaded before any is looked up.  Arguments:
+    each input as (words, elements), the table, then ``out`` the same way
+    (:func:`wide_operands`); same bits as :func:`lookup_kernel` and
+    :func:`backward_kernel`."""
+    nin = 2 if name == "gelu_backward" else 1
+    pad = " " * 8
+    loads = [f"{pad}v{k}_{u} = w{k}[i + s{u}]" for u in range(words) for k in range(nin)]
+    # (every word's table reads before the first store: ptxas keeps a load
+    # below a store it cannot prove apart from the table)
+    stores = ([f"{pad}r{u} = word(" + ", ".join(f"v{k}_{u}" for k in range(nin)) + ", table)"
+               for u in range(words)] + [f"{pad}wout[i + s{u}] = r{u}" for u in range(words)])
+    source = WIDE_LOOP.format(
+        args=", ".join(f"w{k}, a{k}" for k in range(nin)), last=words - 1, words=words,
+        offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
+        loads="\n".join(loads), stores="\n".join(stores),
+        tail=", ".join(f"w{k}[i]" for k in range(nin)),
+        rest=", ".join(f"a{k}[k]" for k in range(nin)))
+    element = _backward_element(fmt) if nin == 2 else _gelu_element
+    return generate(source, {"word": _word(name, fmt), "element": element, "LANES": LANES})
+
+
 @functools.cache
 def unrolled_kernel(name, fmt):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits in the float kernels' contiguous loop
-    (:data:`gelu_numba.targets.cuda.codegen.FLAT_LOOP`): ``UNROLL`` elements per thread
-    and trip, all loaded before any is looked up, so that a thread has that
-    many loads, then that many table reads, in flight; same arguments and
-    bits as the launched kernel.  Not launched: the H200 run of 2026-11-26
-    timed the launched 2-byte kernels well below the copy's speed with an
-    issue bound far above it (``python -m analysis.gpu_sass --measured``),
-    and ``analysis.gpu_throughput`` times this one beside them."""
+    (:data:`gelu_numba.targets.cuda.codegen.FLAT_LOOP`): ``UNROLL`` 2-byte
+    elements per thread and trip, all loaded before any is looked up; same
+    arguments and bits as :func:`lookup_kernel`.  Not launched: timed by
+    ``analysis.gpu_throughput`` beside the wide kernels, which keep twice
+    its bytes in flight with a quarter of its loads."""
     nin = 2 if name == "gelu_backward" else 1
     dev = _backward_element(fmt) if nin == 2 else _gelu_element
     return generate(FLAT_LOOP, {"dev": dev, "cast": np.uint16},
@@ -116,15 +209,56 @@ def _as_bits(a):
     return a if hasattr(a, "copy_to_host") else cuda.as_cuda_array(a)
 
 
+def _uint16(a):
+    # (the kernels read bits: a float16 element converted to uint16 would
+    # be its value)
+    return a if a.dtype == np.uint16 else a.view(np.uint16)
+
+
+def _address(a):
+    try:
+        return a.device_ctypes_pointer.value or 0
+    except AttributeError:   # (the simulator's arrays are NumPy's)
+        return a.__array_interface__["data"][0]
+
+
+def aligned(addresses):
+    """Whether the wide kernels may take operands at ``addresses``: every
+    one on an 8-byte boundary (a PyTorch or CuPy allocation is; a view
+    that starts at an odd element is not)."""
+    return all(p % 8 == 0 for p in addresses)
+
+
+def wide_operands(arrays, n):
+    """The wide kernels' arguments for 1-D uint16 device ``arrays`` of
+    ``n`` elements: each as (its first n // LANES words, itself)."""
+    nw = n // LANES
+    return tuple(v for a in arrays for v in (a[: nw * LANES].view(np.uint64), a))
+
+
+def _launch_bits(name, fmt, arrays, stream):
+    """``arrays`` (inputs, then out): the wide kernel where every operand is
+    8-byte aligned, else the one-element loop."""
+    n = arrays[-1].size
+    table = table_on_device(name, fmt)
+    if aligned(_address(a) for a in arrays):
+        *ins, out = wide_operands(arrays, n)
+        blocks, threads = launch.launch_config(max(n // LANES, 1))
+        launch.launch(wide_kernel(name, fmt, WORDS), blocks, threads, stream,
+                      (*ins[:-1], table, ins[-1], out))
+        return
+    kernel = backward_kernel(fmt) if name == "gelu_backward" else lookup_kernel
+    blocks, threads = launch.launch_config(n)
+    launch.launch(kernel, blocks, threads, stream, (*arrays[:-1], table, arrays[-1]))
+
+
 def gelu_bits(x, out, fmt, name="gelu", stream=0):
     """``out = f(x)`` on 2-byte bit patterns of ``fmt`` (f: "gelu" or
     "gelu_grad"), correctly rounded."""
     x, out = _as_bits(x), _as_bits(out)
     _check(fmt, x, out)
     if x.size:
-        blocks, threads = launch.launch_config(x.size)
-        launch.launch(lookup_kernel, blocks, threads, stream,
-                      (x, table_on_device(name, fmt), out))
+        _launch_bits(name, fmt, (_uint16(x), _uint16(out)), stream)
     return out
 
 
@@ -134,32 +268,48 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
     dy, x, out = _as_bits(dy), _as_bits(x), _as_bits(out)
     _check(fmt, dy, x, out)
     if x.size:
-        blocks, threads = launch.launch_config(x.size)
-        launch.launch(backward_kernel(fmt), blocks, threads, stream,
-                      (dy, x, table_on_device("gelu_backward", fmt), out))
+        _launch_bits("gelu_backward", fmt, tuple(map(_uint16, (dy, x, out))), stream)
     return out
+
+
+class AlignedLaunch:
+    """Two :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch` of one
+    function: ``wide`` (the wide kernel) where every pointer is 8-byte
+    aligned, else ``narrow`` (the one-element loop)."""
+
+    def __init__(self, wide, narrow):
+        self.wide, self.narrow = wide, narrow
+
+    def __call__(self, pointers, n, stream):
+        (self.wide if aligned(pointers) else self.narrow)(pointers, n, stream)
+
+    def on_handle(self, pointers, n, handle):
+        (self.wide if aligned(pointers) else self.narrow).on_handle(pointers, n, handle)
+
+    def agrees(self, inputs, general):
+        return self.wide.agrees(inputs, general) and self.narrow.agrees(inputs, general)
 
 
 _FAST = {}
 
 
 def fast_launcher(name, fmt):
-    """The :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch` of ``name``
-    ("gelu", "gelu_grad": :func:`gelu_bits`; "gelu_backward":
-    :func:`gelu_backward_bits`) on ``fmt`` bit patterns, for the current
-    device and launch constants: operands ``(x, out)`` or ``(dy, x, out)``
-    as 2-byte pointers, the table in its place.  Built on first use and
-    checked against the general path on every bit pattern; None where
-    there is none (the simulator, a launcher that failed its check)."""
+    """The fast launch of ``name`` ("gelu", "gelu_grad": :func:`gelu_bits`;
+    "gelu_backward": :func:`gelu_backward_bits`) on ``fmt`` bit patterns,
+    for the current device and launch constants: an :class:`AlignedLaunch`
+    whose operands are ``(x, out)`` or ``(dy, x, out)`` as 2-byte pointers,
+    the table in its place.  Built on first use and checked against the
+    general path on every bit pattern; None where there is none (the
+    simulator, a launcher that failed its check)."""
     if not fast_launch.FAST_LAUNCH:
         return None
-    key = (name, fmt) + fast_launch.fast_key(None)
+    key = (name, fmt, WORDS) + fast_launch.fast_key(None)
     try:
         return _FAST[key]
     except KeyError:
         pass
     nin = 2 if name == "gelu_backward" else 1
-    kernel = backward_kernel(fmt) if nin == 2 else lookup_kernel
+    narrow = backward_kernel(fmt) if nin == 2 else lookup_kernel
     # (uint16: a pointer has no dtype, and the kernel's stores need no cast)
     patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
     if nin == 1:
@@ -168,9 +318,15 @@ def fast_launcher(name, fmt):
     else:
         def general(xs, out):
             gelu_backward_bits(xs[0], xs[1], out, fmt)
+
+    def build():
+        table = {nin: table_on_device(name, fmt)}
+        return AlignedLaunch(
+            fast_launch.FastLaunch(wide_kernel(name, fmt, WORDS), nin, None, np.uint16, table,
+                                   lanes=LANES),
+            fast_launch.FastLaunch(narrow, nin, None, np.uint16, table))
+
     _FAST[key] = launcher = fast_launch.checked_launcher(
-        f"gelu_numba.targets.cuda.half_kernels ({name}, {fmt})",
-        lambda: fast_launch.FastLaunch(kernel, nin, None, np.uint16,
-                                       {nin: table_on_device(name, fmt)}),
+        f"gelu_numba.targets.cuda.half_kernels ({name}, {fmt})", build,
         lambda fast: fast.agrees([patterns[::-1].copy(), patterns][-nin:], general))
     return launcher
