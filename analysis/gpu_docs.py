@@ -39,6 +39,9 @@ PAGE = ROOT / "docs" / "results" / "gpu.md"
 MARKERS = ("<!-- gpu-measured:start -->", "<!-- gpu-measured:end -->")
 #: the files of the last GPU run (2026-11-26, an H200)
 RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
+       # (bash analysis/on_gpu.sh half: the 2-byte kernels' columns, when
+       # measured after the whole run)
+       "half": "benchmarks/results/gpu_throughput_half_h200.md",
        "tune": "benchmarks/results/gpu_tune_h200.md",
        "torch": "benchmarks/results/torch_cuda_h200.md",
        "sweep": "analysis/results/sweep_float32_gpu.json"}
@@ -80,9 +83,27 @@ def _size(rows):
     return max((r["n"] for r in rows), key=lambda s: int(s.split("^")[1]) if "^" in s else 0)
 
 
+def _half_run():
+    """The rows and ``(command, date)`` of the 2-byte kernels' own run, or
+    ``([], None)`` where there is none."""
+    path = ROOT / RUN["half"]
+    if not path.exists():
+        return [], None
+    text = path.read_text()
+    return ([r for r in tables(text)[0] if r["dtype"] in ("bfloat16", "float16")],
+            _command_and_date(text))
+
+
+def _command_and_date(text):
+    return re.search(r"`(python -m analysis\.gpu_throughput[^`]*)`, ([^.]*UTC)", text).groups()
+
+
 def throughput_table():
     text = _read("throughput")
     rows = tables(text)[0]
+    half_rows, _ = _half_run()
+    if half_rows:
+        rows = [r for r in rows if r["dtype"] not in ("bfloat16", "float16")] + half_rows
     size = _size(rows)
     swept = {r["function"]: r for r in json.loads(_read("sweep"))["results"]}
     at = {(r["function"].strip("`").split("`")[0], r["dtype"]): r for r in rows
@@ -171,8 +192,10 @@ def tune_ranges():
 def section():
     text = _read("throughput")
     title = text.splitlines()[0].removeprefix("# GPU throughput: ")
-    command, date = re.search(r"`(python -m analysis\.gpu_throughput[^`]*)`, ([^.]*UTC)",
-                              text).groups()
+    command, date = _command_and_date(text)
+    _, half = _half_run()
+    half_note = ("" if half is None else
+                 f" The bfloat16 and float16 columns: `{half[0]}`, {half[1]}.")
     size, table = throughput_table()
     host_what, host = host_table()
     configs, ranges = tune_ranges()
@@ -184,14 +207,15 @@ def section():
         for t in tables(torch_text))
     return "\n".join([
         f"**Measured on an {title}**, {date}, by `bash analysis/on_gpu.sh` (files: "
-        + ", ".join(f"{{download}}`{Path(p).name} <../../{p}>`" for p in RUN.values()) + ").",
+        + ", ".join(f"{{download}}`{Path(p).name} <../../{p}>`" for p in RUN.values()
+                    if (ROOT / p).exists()) + ").",
         "",
         f"Kernel throughput, input and `out=` on the device, CUDA events, median; "
         f"*of copy*: bandwidth over a device-to-device copy of the same bytes "
         f"(`{command}`). Max ulp: all 2^32 float32 inputs on the device against the "
         "float64 GPU kernels; the launched kernel is the float64-arithmetic one on a "
         "device with full-rate FP64 such as this (where the sweep has it), "
-        "the device functions of `gelu_numba.gpu.device` compute in float32.",
+        "the device functions of `gelu_numba.gpu.device` compute in float32." + half_note,
         "",
         table,
         "",
