@@ -310,6 +310,7 @@ def _bare_launcher(monkeypatch, binds):
     """A FastLaunch of no kernel whose context binding is recorded."""
     launcher = object.__new__(target.FastLaunch)
     launcher._device_id, launcher._bound, launcher._fixed = 3, threading.local(), {}
+    launcher._lanes = None
     monkeypatch.setattr(cuda, "current_context",
                         lambda dev: binds.append((dev, threading.get_ident())))
     return launcher

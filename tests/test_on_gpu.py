@@ -24,7 +24,7 @@ def test_an_unknown_step_is_named_and_counted_and_env_is_logged(tmp_path):
     # env fails where there is no GPU (no nvidia-smi), passes where there is
     env_failed = "== env: exit 0 " not in run.stdout
     assert run.returncode == 1 + env_failed, run.stdout + run.stderr
-    assert "unknown step 'nonsense' (env, sweep, throughput, tune, sass, tests, torch, all)" in run.stdout
+    assert "unknown step 'nonsense' (env, sweep, throughput, tune, half, sass, tests, torch, all)" in run.stdout
     assert (tmp_path / "out" / "env.log").exists()
     assert f"on_gpu: {1 + env_failed} step(s) failed" in run.stdout
 
