@@ -294,6 +294,58 @@ def _sass(ptx: str) -> tuple[str, int]:
     return sass, regs
 
 
+#: bytes an H100 or H200 SM holds in registers for resident threads: 64K
+#: 32-bit registers, at most 2048 threads (64 warps) and 32 blocks
+SM_REGISTERS, SM_THREADS, SM_BLOCKS = 65536, 2048, 32
+#: loaded HBM latency assumed by :func:`latency_bound`, seconds: the round
+#: figure the kernels were designed with (bandwidth times latency over the
+#: SMs gives the bytes each SM must keep in flight); the calibration below
+#: shows how far each timed kernel is from what it predicts
+LOADED_LATENCY_S = 0.6e-6
+
+
+def _load_width(op):
+    return (16 if ".128" in op else 8 if ".64" in op else 2 if ".U16" in op or ".S16" in op
+            else 1 if ".U8" in op or ".S8" in op else 4)
+
+
+def bytes_in_flight(body) -> int:
+    """Bytes of global loads a thread issues in one trip of the loop
+    ``body`` (:func:`loop_body`) before an instruction reads what any of
+    them loaded: what it has in flight while it waits for the memory."""
+    loaded, total = set(), 0
+    for op, operands in body:
+        parts = [p.strip() for p in operands.rstrip(" ;").split(",")]
+        sources = parts if op.startswith(("ST", "BRA", "RED", "ATOM")) else parts[1:]
+        used = {int(r) for p in sources for r in re.findall(r"\bR(\d+)", p)}
+        if used & loaded:
+            break
+        if op.startswith("LDG"):
+            width = _load_width(op)
+            dest = int(re.match(r"R(\d+)", parts[0]).group(1))
+            loaded |= set(range(dest, dest + max(1, width // 4)))
+            total += width
+    return total
+
+
+def threads_per_sm(registers: int, block: int = 256) -> int:
+    """Resident threads per SM for kernels of ``registers`` per thread in
+    blocks of ``block`` (registers allocated per warp in units of 256)."""
+    per_warp = -(-max(registers, 1) * 32 // 256) * 256
+    warps = min(SM_REGISTERS // per_warp, SM_THREADS // 32)
+    blocks = min(warps // (block // 32), SM_BLOCKS)
+    return blocks * block
+
+
+def latency_bound(in_flight_thread: int, registers: int, bytes_read: int) -> float:
+    """G elements per second that Little's law allows a kernel whose
+    threads each keep ``in_flight_thread`` bytes of loads in flight and
+    read ``bytes_read`` bytes per element: the SMs' bytes in flight over
+    :data:`LOADED_LATENCY_S`."""
+    per_sm = in_flight_thread * threads_per_sm(registers)
+    return H100_SMS * per_sm / LOADED_LATENCY_S / bytes_read / 1e9
+
+
 def issue_bound(n, fp64):
     """The H100 issue bound, G elements per second, for ``n`` instructions
     per element of which ``fp64`` are FP64."""
@@ -353,7 +405,8 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
             "h100_bound_gelems": issue_bound(per, fp64_per),
             # a copy of the same bytes: nin + 1 arrays where the copy moves 2
             "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS[dtype] * 2 / (record.nin + 1)),
-            "fp64_1_64_cycles": max(per, 32 * fp64_per)}
+            "fp64_1_64_cycles": max(per, 32 * fp64_per),
+            "in_flight": bytes_in_flight(body)}
 
 
 #: the 2-byte kernels' variants (:mod:`gelu_numba.targets.cuda.half_kernels`):
@@ -402,7 +455,7 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
             "h100_bound_gelems": issue_bound(per, fp64_per),
             "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
             "fp64_1_64_cycles": max(per, 32 * fp64_per),
-            "loads": len(loads), "elements": elements}
+            "loads": len(loads), "elements": elements, "in_flight": bytes_in_flight(body)}
 
 
 #: the naive float32 GELUs of the frontier: (label, the sweep's row of the
@@ -578,7 +631,9 @@ def calibration(counts, path=MEASURED, size="2^28") -> str:
                 if full_fp64 else ""), "",
              "| row | dtype | kernel | loop per element | its FP64 | issue bound, G elem/s "
              "| copy, G elem/s | measured, G elem/s | measured / bound "
-             "| measured / min(bound, copy) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| measured / min(bound, copy) | loads in flight per SM, KB "
+             "| latency bound, G elem/s | model: min of the three | measured / model |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 8 or cells[2] != size or not cells[0].startswith("`"):
@@ -593,9 +648,13 @@ def calibration(counts, path=MEASURED, size="2^28") -> str:
         copy = float(cells[6]) / ((nin + 1) * item)
         got, bound = float(cells[4]), c["h100_bound_gelems"]
         kernel = _LABELS[key[1]] if key[1] in _LABELS else _half_label(key[1])
+        per_sm = c["in_flight"] * threads_per_sm(c["loop_regs"])
+        latency = latency_bound(c["in_flight"], c["loop_regs"], nin * item)
+        model = min(bound, copy, latency)
         lines.append(f"| `{name}` | {dtype} | {kernel} | {c['loop']:g} | {c['loop_fp64']:g} | "
                      f"{bound:.0f} | {copy:.0f} | {got:g} | {got / bound:.0%} | "
-                     f"{got / min(bound, copy):.0%} |")
+                     f"{got / min(bound, copy):.0%} | {per_sm / 1024:g} | {latency:.0f} | "
+                     f"{model:.0f} | {got / model:.0%} |")
     return "\n".join(lines)
 
 
@@ -608,9 +667,10 @@ def main(argv=None) -> int:
                    help="also the frontier of float32 gelu designs: SASS per element against "
                         "the exhaustive max ulp of a GPU sweep (analysis/results/"
                         "sweep_float32_gpu.json)")
-    p.add_argument("--measured", metavar="THROUGHPUT_MD",
+    p.add_argument("--measured", metavar="THROUGHPUT_MD", action="append",
                    help="also each kernel's speed in a GPU run's throughput report "
-                        f"(benchmarks/results/{MEASURED.name}) beside its bound")
+                        f"(benchmarks/results/{MEASURED.name}) beside its bound "
+                        "(repeat for more reports)")
     args = p.parse_args(argv)
     os.environ.pop("NUMBA_ENABLE_CUDASIM", None)   # (read when numba is imported)
     without_a_driver()
@@ -623,8 +683,8 @@ def main(argv=None) -> int:
         text += ("\nThe frontier of float32 gelu (python -m analysis.gpu_sass --frontier "
                  f"{args.frontier}): SASS per element of the launched loop on sm_90, "
                  "max ulp from that GPU sweep\n\n" + frontier(args.frontier) + "\n")
-    if args.measured:
-        text += "\n" + calibration(counts, args.measured) + "\n"
+    for measured in args.measured or ():
+        text += "\n" + calibration(counts, measured) + "\n"
     print(text)
     if args.out:
         import numba_cuda

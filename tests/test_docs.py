@@ -12,6 +12,7 @@ pytestmark = pytest.mark.tools
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("builder", ["html", "doctest"])
 def test_the_site_builds_without_warnings(builder, tmp_path):
     pytest.importorskip("sphinx")

@@ -83,6 +83,7 @@ def test_the_common_path_leaves_out_a_skipped_region_with_a_call_only():
     assert loop_common_path(_SLOW_CALL) == 8
 
 
+@pytest.mark.long
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     run = without_simulator("-m", "analysis.gpu_sass", "--functions",
                             "gelu,gelu_backward", "--frontier",
@@ -202,12 +203,17 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
         f"| `{gt.WIDE}` | float64 | 2^28 | 1 | 61.9 | 1 | 4.24e+03 | 1% |\n"
         "| `gelu` | bfloat16 | 2^28 | 1 | 485 | 1 | 3.96e+03 | 49% |\n"
         "| `torch_gelu` | float32 | 2^28 | 1 | 523 | 1 | 4.15e+03 | 101% |\n")
-    counts = {("gelu", "k32"): {"loop": 97, "loop_fp64": 42, "h100_bound_gelems": 345.0},
-              ("gelu", "lean32"): {"loop": 87.5, "loop_fp64": 0, "h100_bound_gelems": 382.0},
+    flight = {"in_flight": 16, "loop_regs": 32}       # 32 KB per SM: copy-bound here
+    counts = {("gelu", "k32"): {"loop": 97, "loop_fp64": 42, "h100_bound_gelems": 345.0,
+                                **flight},
+              ("gelu", "lean32"): {"loop": 87.5, "loop_fp64": 0, "h100_bound_gelems": 382.0,
+                                   "in_flight": 2, "loop_regs": 32},
               ("gelu_backward", "gpu32"): {"loop": 190, "loop_fp64": 0,
-                                           "h100_bound_gelems": 176.0},
-              ("gelu", "k64"): {"loop": 337.5, "loop_fp64": 186, "h100_bound_gelems": 90.0},
-              ("gelu", "bfloat16"): {"loop": 15, "loop_fp64": 0, "h100_bound_gelems": 2230.0}}
+                                           "h100_bound_gelems": 176.0, **flight},
+              ("gelu", "k64"): {"loop": 337.5, "loop_fp64": 186, "h100_bound_gelems": 90.0,
+                                **flight},
+              ("gelu", "bfloat16"): {"loop": 15, "loop_fp64": 0, "h100_bound_gelems": 2230.0,
+                                     **flight}}
     out = gpu_sass.calibration(counts, report)
     rows = {tuple(c.strip() for c in line.strip("|").split("|"))[:3]:
             [c.strip() for c in line.strip("|").split("|")]
@@ -215,12 +221,45 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
     assert "2026-11-26 08:31" in out and "full-rate FP64" in out
     assert len(rows) == 5                                   # not 2^26, not the peer
     k32 = rows[("`gelu`", "float32", gpu_sass._LABELS["k32"])]
-    assert k32[5:] == ["345", f"{4150 / 8:.0f}", "247", f"{247 / 345:.0%}", f"{247 / 345:.0%}"]
+    assert k32[5:10] == ["345", f"{4150 / 8:.0f}", "247", f"{247 / 345:.0%}",
+                         f"{247 / 345:.0%}"]
+    # Little's law: 16 bytes a thread, 2048 threads (32 registers), 132
+    # SMs, over the assumed latency, per 4 bytes read; the model the least
+    # of the three bounds
+    latency = 132 * 16 * 2048 / gpu_sass.LOADED_LATENCY_S / 4 / 1e9
+    assert k32[10:] == ["32", f"{latency:.0f}", "345", f"{247 / 345:.0%}"]
     lean = rows[(f"`gelu {gt.LEAN_TAG}`", "float32", gpu_sass._LABELS["lean32"])]
-    assert lean[-2] == f"{273 / 382:.0%}"
+    assert lean[8] == f"{273 / 382:.0%}"
+    # (2 bytes in flight a thread: latency-bound below its issue bound)
+    assert lean[11] == lean[12] == f"{latency / 8:.0f}"
+    assert lean[-1] == f"{273 / (latency / 8):.0%}"
     back = rows[(f"`gelu_backward {gt.OLD_F32_TAG}`", "float32", gpu_sass._LABELS["gpu32"])]
     assert back[6] == f"{4150 / 12:.0f}"                    # three float32 arrays
     assert (f"`{gt.WIDE}`", "float64", gpu_sass._LABELS["k64"]) in rows
     half = rows[("`gelu`", "bfloat16", gpu_sass._half_label("bfloat16"))]
     # (copy-bound side: the copy's rate of 2-byte elements is below the bound)
-    assert half[6] == f"{3960 / 4:.0f}" and half[-1] == f"{485 / (3960 / 4):.0%}"
+    assert half[6] == f"{3960 / 4:.0f}" and half[9] == f"{485 / (3960 / 4):.0%}"
+    assert half[-1] == f"{485 / (3960 / 4):.0%}"
+
+
+def test_bytes_in_flight_stop_at_the_first_use_of_a_load():
+    body = [("IADD3", "R2, P0, R4, UR6, RZ"),
+            ("LDG.E.64", "R12, desc[UR4][R2.64]"),
+            ("LDG.E.U16", "R9, desc[UR4][R6.64]"),
+            ("SHF.R.U64", "R14, R8, 0xf, R9"),          # reads R9: the U16 load's
+            ("LDG.E.128", "R16, desc[UR4][R2.64]")]
+    assert gpu_sass.bytes_in_flight(body) == 10
+    # a 64-bit load fills a pair: reading its high half is a use
+    assert gpu_sass.bytes_in_flight([("LDG.E.64", "R12, desc[UR4][R2.64]"),
+                                     ("LDG.E", "R20, desc[UR4][R4.64]"),
+                                     ("STG.E", "desc[UR4][R6.64], R13"),
+                                     ("LDG.E", "R21, desc[UR4][R4.64]")]) == 12
+    assert gpu_sass.bytes_in_flight([("LDG.E.128", "R16, desc[UR4][R2.64]")]) == 16
+
+
+@pytest.mark.parametrize("registers, threads", [(14, 2048), (32, 2048), (40, 1536),
+                                                (56, 1024), (72, 768), (255, 256)])
+def test_resident_threads_follow_the_register_file(registers, threads):
+    # 64K registers per SM, allocated per warp in units of 256; at most
+    # 2048 threads; whole blocks of 256
+    assert gpu_sass.threads_per_sm(registers) == threads
