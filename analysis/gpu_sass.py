@@ -310,7 +310,7 @@ def _load_width(op):
 
 
 def bytes_in_flight(body) -> int:
-    """Bytes of global loads a thread issues in one trip of the loop
+    """Bytes of global loads a thread starts in one trip of the loop
     ``body`` (:func:`loop_body`) before an instruction reads what any of
     them loaded: what it has in flight while it waits for the memory."""
     loaded, total = set(), 0

@@ -38,6 +38,11 @@ GROUPS = ("exact", "family", "approximation")
 TOP, APPROX, PARALLEL, GPU = ("gelu_numba", "gelu_numba.approximations",
                               "gelu_numba.parallel", "gelu_numba.gpu")
 
+#: each parameter name of the records in the documentation's examples: an
+#: array of the example's (made there: ``x`` a linspace, ``dy`` ones) or a
+#: number
+EXAMPLE_ARGUMENTS = MappingProxyType({"x": "x", "dy": "dy", "mu": "0.25", "sigma": "0.5"})
+
 
 @dataclass(frozen=True, eq=False)
 class Function:

@@ -63,33 +63,3 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("each test needs exactly one tier marker of "
                                 f"{', '.join(TIERS)}:\n" + "\n".join(wrong))
 
-
-class _LongFirst:
-    """Each xdist worker starts with its share of the tests marked ``long``
-    (tens of seconds each), so that none is left running one alone at the
-    end.  pytest-xdist's work-stealing scheduler hands each of the W
-    workers one contiguous run of the collection, of ``len // (W - i)``
-    items for the i-th (then moves tests from the end of a busy worker's
-    queue): each run begins with every W-th long test; the rest keep
-    their order."""
-
-    @pytest.hookimpl(trylast=True)   # after -m deselects: the items that run
-    def pytest_collection_modifyitems(self, config, items):
-        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-        long = [item for item in items if item.get_closest_marker("long")]
-        rest = [item for item in items if not item.get_closest_marker("long")]
-        ordered, left = [], len(items)
-        for w in range(workers):
-            size = left // (workers - w)
-            left -= size
-            mine = long[w::workers]
-            if len(mine) > size:       # (a tiny selection: long ones first)
-                ordered = long + rest
-                break
-            ordered += mine + rest[:size - len(mine)]
-            del rest[:size - len(mine)]
-        items[:] = ordered
-
-
-def pytest_configure(config):
-    config.pluginmanager.register(_LongFirst(), "gelu-numba-long-first")

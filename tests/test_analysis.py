@@ -130,7 +130,6 @@ def test_report_without_speed_and_readme_update(tmp_path, monkeypatch):
     assert "{download}`accuracy.md <../../reports/accuracy/accuracy.md>`" in text
 
 
-@pytest.mark.long
 def test_approximation_study_script_runs(tmp_path):
     from analysis import approximations as study
     from gelu_numba.approximations import APPROXIMATIONS

@@ -50,7 +50,6 @@ def test_float64_loops_have_no_gathers_and_one_division():
         assert sum(v for k, v in ops.items() if k.startswith("vblend")) >= 15, label
 
 
-@pytest.mark.long
 def test_isa_avx2_reexecutes_with_the_forcing_variables():
     # --isa avx2 on any x86 machine: a fresh process where Numba compiles
     # for haswell without AVX-512 (and PyTorch/oneDNN are capped), named in

@@ -71,7 +71,6 @@ def _within_bound(values, x, exact):
     return max(mp.ulp_error(float(v), e, np.float32) for v, e in zip(values, exact)) < 0.51
 
 
-@pytest.mark.long
 def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
     # random bytes in the index, then in the data file, of gelu's float32
     # loop and of the parallel loop's block runner: the next process

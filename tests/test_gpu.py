@@ -12,6 +12,7 @@ compilation (tests/test_gpu32.py).
 """
 
 import math
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -638,3 +639,46 @@ def test_slow_fp64_devices_run_the_lean_kernel(monkeypatch):
             nan = np.isnan(w)                           # (a device's NaN payload is its own)
             assert np.array_equal(np.isnan(got), nan), (name, k)
             assert same_bits(got[~nan], w[~nan]), (name, k)
+
+
+def _example(doc):
+    """The literal block of a docstring's Examples section."""
+    return textwrap.dedent(doc.split("\n    Examples\n    --------\n")[1].split("::\n", 1)[1])
+
+
+def test_every_gpu_function_documents_its_parameters_return_and_an_example():
+    # numpydoc sections on every kernel of gelu_numba.gpu and every device
+    # function of gelu_numba.gpu.device, their example naming the function
+    # and passing each of its parameters
+    records = catalog.published(catalog.GPU)
+    assert len(records) > 30
+    for fn in records:
+        for f, call in ((getattr(gpu, fn.name), f"gpu.{fn.name}("),
+                        (getattr(gd, fn.name), f"gd.{fn.name}(")):
+            doc = f.__doc__
+            for head in ("Parameters", "Returns", "Examples"):
+                assert f"\n    {head}\n    {'-' * len(head)}\n" in doc, (fn.name, head)
+            assert f"    {', '.join(fn.params)} : " in doc
+            example = _example(doc)
+            assert call in example
+            assert all(catalog.EXAMPLE_ARGUMENTS[p] in example for p in fn.params)
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward", "gelu_general", "gelu_tanh_grad"])
+def test_the_gpu_examples_run_and_give_the_cpu_values(name):
+    # one function of each parameter list and group: the examples of its
+    # kernel and of its device function, run as written (here on the
+    # simulator), against the CPU ufunc on the same inputs
+    fn = catalog.lookup(name)
+    host = {"x": np.linspace(-3, 3, 7, dtype=np.float32), "dy": np.ones(7, np.float32),
+            "mu": 0.25, "sigma": 0.5}
+    ufunc = getattr(gelu_numba, name, None) or getattr(approx, name)
+    with np.errstate(all="ignore"):
+        want = ufunc(*(np.float32(host[p]) if np.isscalar(host[p]) else host[p]
+                       for p in fn.params))
+    for f in (getattr(gpu, name), getattr(gd, name)):
+        scope = {}
+        exec(_example(f.__doc__), scope)                   # noqa: S102 (our own docstring)
+        got = scope["result"]
+        assert got.shape == (7,) and got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-30)

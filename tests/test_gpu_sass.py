@@ -83,7 +83,6 @@ def test_the_common_path_leaves_out_a_skipped_region_with_a_call_only():
     assert loop_common_path(_SLOW_CALL) == 8
 
 
-@pytest.mark.long
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     run = without_simulator("-m", "analysis.gpu_sass", "--functions",
                             "gelu,gelu_backward", "--frontier",

@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
                     reason="AVX2 and AVX-512 are x86-64 ISAs")
-@pytest.mark.long
 def test_isa_dependent_tests_pass_with_avx2_forced():
     env = {**os.environ, **isa.ENVIRONMENTS["avx2"]}
     # the files that mark such tests (collecting the whole suite would take

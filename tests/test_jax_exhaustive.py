@@ -15,7 +15,6 @@ pytestmark = pytest.mark.proof
 CHUNK = 1 << 22  # below glibc's largest mmap threshold: buffers are reused, not faulted in anew
 
 
-@pytest.mark.long
 def test_every_float32_input_gives_the_ufuncs_bits():
     f = jax.jit(gj.gelu)
     base = np.arange(CHUNK, dtype=np.uint32)

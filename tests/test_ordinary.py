@@ -173,7 +173,6 @@ def test_interleave_is_set_for_the_block_only():
     assert after == before               # and was set back
 
 
-@pytest.mark.long
 def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
     # Two processes each compile one function's loops into one cache, the
     # same number of functions into each, so that their callees get the
@@ -197,7 +196,6 @@ def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
         subprocess.run([sys.executable, "-c", script, *names], env=env, check=True)
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
     # @njit code calling the functions on contiguous arrays of the loop's

@@ -139,7 +139,6 @@ def test_ln2_split_is_exact_enough():
         assert float(m * 2**41) == round(m * 2**41)
 
 
-@pytest.mark.long
 def test_float32_tables_regenerate_identically():
     from fitting import make_tables32_cpu_f64
     from gelu_numba.tables import normal_cdf32_cpu_f64

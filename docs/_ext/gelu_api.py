@@ -56,15 +56,19 @@ def _indent(text, n=3):
     return textwrap.indent(text, " " * n, lambda line: line.strip() != "")
 
 
-def _example(module, name, nin):
-    """A doctest: the function on float32 inputs keeps dtype and shape."""
-    args = ", ".join(["x"] * nin)
+def _example(module, name, params):
+    """A doctest: the function on float32 inputs keeps dtype and shape
+    (each parameter as :data:`gelu_numba.catalog.EXAMPLE_ARGUMENTS` has
+    it)."""
+    from gelu_numba import catalog
+    arrays = ["   >>> dy = np.ones_like(x)"] if "dy" in params else []
     return "\n".join([
         ".. rubric:: Example", "",
         ".. doctest::", "",
         f"   >>> from {module} import {name}",
         "   >>> x = np.linspace(-3, 3, 7, dtype=np.float32)",
-        f"   >>> y = {name}({args})",
+        *arrays,
+        f"   >>> y = {name}({', '.join(catalog.EXAMPLE_ARGUMENTS[p] for p in params)})",
         "   >>> y.dtype, y.shape",
         "   (dtype('float32'), (7,))", ""])
 
@@ -87,11 +91,11 @@ def catalog_page(module_name, title):
         lines += [f".. py:function:: {name}{signature}", f"   :module: {module_name}", "",
                   _indent(_numpydoc(body)), ""]
         try:
-            nin = catalog.lookup(name).nin
+            params = catalog.lookup(name).params
         except KeyError:
-            nin = None
-        if cpu and nin in (1, 2):
-            lines += [_indent(_example(module_name, name, nin)), ""]
+            params = None
+        if cpu and params:
+            lines += [_indent(_example(module_name, name, params)), ""]
     if rest:
         lines += ["Other names", "-----------", ""]
         for name in rest:

@@ -115,21 +115,19 @@ from gelu_numba.gpu import device  # noqa: E402
 from gelu_numba.gpu.soi import soi_map  # noqa: E402
 from gelu_numba.targets import cuda as _cuda  # noqa: E402
 from gelu_numba.targets import publish as _publish  # noqa: E402
+from gelu_numba.targets.cuda.docs import kernel_sections as _sections  # noqa: E402
 
-_ARRAYS = """
-    Inputs: device arrays (numba's, or any ``__cuda_array_interface__``
-    object), host NumPy arrays or scalars; float32 or float64 (other real
-    dtypes by NumPy's safe casting); any shape and strides, broadcast.
-    ``out=``: a device array of the broadcast shape; ``stream=``: the launch
-    stream.  Returns a device array (``out`` when given).  Same formulas and
-    error bounds as the CPU ufunc, except the float32 kernels of the
-    normal-CDF family: float32 arithmetic, 0.875 ulp (:mod:`gelu_numba.gpu`).
+_GPU32 = """
+    Same formulas and error bounds as the CPU ufunc, except the float32
+    kernels of the normal-CDF family on GPUs with slow FP64: float32
+    arithmetic, 0.875 ulp (:mod:`gelu_numba.gpu`).
 """
+
 
 def _documented(fn):
     f = _cuda.gpu_function(fn.name)
     f.__doc__ = (f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=0)  (GPU)\n"
-                 f"{fn.doc}\n{_ARRAYS}")
+                 f"{fn.doc}\n{_GPU32}{_sections(fn)}")
     return f
 
 

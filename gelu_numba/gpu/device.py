@@ -46,6 +46,7 @@ The gelu-numba repository's ``tests/test_gpu.py`` runs this example.
 from gelu_numba import catalog
 from gelu_numba.targets import cuda as _cuda
 from gelu_numba.targets import publish as _publish
+from gelu_numba.targets.cuda.docs import device_sections as _sections
 
 _PRECISION = """
     Scalar arguments.  All float32 runs the float32 algorithm: for the six
@@ -57,7 +58,7 @@ _PRECISION = """
 def _documented(fn):
     dev = _cuda.device(fn.name)
     dev.__doc__ = (f"{fn.name}({', '.join(fn.params)})  (CUDA device function)\n"
-                   f"{fn.doc}\n{_PRECISION}")
+                   f"{fn.doc}\n{_PRECISION}{_sections(fn)}")
     return dev
 
 

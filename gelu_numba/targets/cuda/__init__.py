@@ -25,10 +25,13 @@ them (it needs numba-cuda).
 ``variants``
     The registry of device functions, and the float32 kernel variants by
     device with their tables.
-``half``
+``half_kernels``
     The 2-byte kernels (float16 and bfloat16 bit patterns).
-``soi``
+``soi_kernel``
     The kernels of the stochastic 0-I map.
+``docs``
+    The parameters, return value and example of each GPU function's
+    docstring.
 
 The names below are those that code outside the package reads.  Values
 that tests and tools set (``FAST_LAUNCH``, ``FastLaunch``, ``UNROLL``,
