@@ -541,7 +541,11 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
             np.testing.assert_array_equal(out.copy_to_host(), want)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")
-    # float16 arrays are float16 values: read as bfloat16 they would be wrong
+    # float16 arrays are float16 values: their bits are the input (not the
+    # values converted to integers), and read as bfloat16 they would be wrong
+    if fmt == "float16":
+        gelu_bits(cuda.to_device(bits.view(np.float16)), out, fmt)
+        np.testing.assert_array_equal(out.copy_to_host(), gelu_cpu)
     if fmt == "bfloat16":
         with pytest.raises(TypeError, match="holds float16 values"):
             gelu_bits(cuda.to_device(bits.view(np.float16)), out, fmt)
