@@ -5,6 +5,9 @@
 # in for what the wheel lacks.  Fails on any failed check or doctest.
 #
 #   .ci/wheel_smoke.sh [PYTHON]    # PYTHON builds the wheel and the venv (python3)
+#
+# WHEEL_SMOKE_VENV=DIR: make the venv there and keep it (.ci/run reuses its
+# numba and numpy); by default it goes with the rest of the temporary files.
 set -euo pipefail
 
 PY=${1:-python3}
@@ -30,13 +33,14 @@ echo "wheel smoke: building with $("$PY" --version 2>&1)"
 WHEEL=$(ls "$TMP"/dist/gelu_numba-*.whl)
 echo "wheel smoke: $(basename "$WHEEL")"
 
-"$PY" -m venv "$TMP/venv"
-"$TMP/venv/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL"
+VENV=${WHEEL_SMOKE_VENV:-$TMP/venv}
+"$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL"
 
 mkdir "$TMP/run"
 cd "$TMP/run"
 export NUMBA_CACHE_DIR="$TMP/numba_cache"
-"$TMP/venv/bin/python" - <<'PY'
+"$VENV/bin/python" - <<'PY'
 import doctest
 import importlib
 import importlib.metadata
