@@ -206,7 +206,9 @@ class FastLaunch:
     arrays (with ``fixed``'s device arrays, a table say, at their
     positions: ``{position: array}``), with the launch constants
     (``UNROLL``, ``THREADS_PER_BLOCK``, ``BLOCKS_PER_SM``) of the time it is
-    built; grid configurations and the stream
+    built (``lanes``: the 2-byte kernels' wide form, each operand passed as
+    its 8-byte words and its elements, :func:`pack_arguments`, the grid
+    sized for one thread per word); grid configurations and the stream
     objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
     that takes no weak reference is converted on each call).
 

@@ -81,9 +81,9 @@ def backward_kernel(fmt):
 #: 2-byte elements per 8-byte word, the wide kernels' unit of load and store
 LANES = 4
 #: words per thread and trip of the wide kernels, all loaded before the
-#: first table read: 16 bytes of each operand in flight per thread (an SM's
-#: share of HBM bandwidth times its latency is about 19 KB on an H200; one
-#: 2-byte load per thread keeps 4 KB in flight)
+#: first table read: 16 bytes of each operand in flight per thread, eight
+#: times what one 2-byte load per thread keeps (an SM's share of the
+#: memory's bandwidth times its latency: analysis.gpu_sass.latency_bound)
 WORDS = 2
 _MASK = np.uint64(0xFFFF)
 
@@ -142,7 +142,9 @@ def kernel({args}, table, wout, out):
 def wide_kernel(name, fmt, words):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits, 8-byte words at a time: ``words`` words of each operand
-    per thread and trip, all loaded before any is looked up.  Arguments:
+    per thread and trip, loaded (in the source) before any is looked up;
+    ptxas keeps them ahead for two words, not all of four
+    (``analysis.gpu_sass.bytes_in_flight``).  Arguments:
     each input as (words, elements), the table, then ``out`` the same way
     (:func:`wide_operands`); same bits as :func:`lookup_kernel` and
     :func:`backward_kernel`."""
