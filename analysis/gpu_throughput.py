@@ -34,7 +34,9 @@ all --out SWEEP.json``) beside them.
 The 2-byte kernels (``--half``, the default: bfloat16 and float16
 ``gelu`` and ``gelu_backward`` of :mod:`gelu_numba.targets.cuda.half_kernels`,
 through the fast launch that ``gelu_numba.torch`` takes) are timed the same
-way on bit-pattern buffers, beside PyTorch's on the same buffers.
+way on bit-pattern buffers, with the variants of :data:`HALF_TAGS` (through
+numba-cuda's dispatcher: its host time dominates the smallest size) and
+beside PyTorch's on the same buffers.
 
 Host time per call: float32 ``gelu`` on ``--host-n`` elements (2**20)
 already on the device, called back to back on the default stream through
