@@ -294,8 +294,8 @@ def _sass(ptx: str) -> tuple[str, int]:
     return sass, regs
 
 
-#: bytes an H100 or H200 SM holds in registers for resident threads: 64K
-#: 32-bit registers, at most 2048 threads (64 warps) and 32 blocks
+#: what an H100 or H200 SM holds of resident threads: 64K 32-bit
+#: registers, at most 2048 threads (64 warps) and 32 blocks
 SM_REGISTERS, SM_THREADS, SM_BLOCKS = 65536, 2048, 32
 #: loaded HBM latency assumed by :func:`latency_bound`, seconds: the round
 #: figure the kernels were designed with (bandwidth times latency over the
