@@ -423,8 +423,8 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
     ``variant`` a key of :data:`HALF_VARIANTS`), per element of its longest
     loop, and its bound against a copy of 2-byte elements (twice the
     float32 copy's elements per second; the table, read through the
-    caches, not counted).  ``bytes_in_flight``: the bytes of the operands
-    that a thread loads in one trip before its first table read."""
+    caches, not counted).  ``in_flight``: :func:`bytes_in_flight` of its
+    loop."""
     from numba import cuda, float64, uint16, uint64
 
     from gelu_numba.targets.cuda import half_kernels as cuda_half
@@ -446,7 +446,6 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
     # 8-byte store is 4 elements)
     stores = [op for op, _ in body if op.startswith("STG")]
     elements = sum(4 if ".64" in op else 1 for op in stores)
-    loads = [op for op, _ in body if op.startswith("LDG")]
     per = len(body) / elements
     fp64_per = sum(1 for op, _ in body if _FP64.match(op)) / elements
     return {"loop": per, "loop_common": loop_common_path(loop_sass) / elements,
@@ -455,7 +454,7 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
             "h100_bound_gelems": issue_bound(per, fp64_per),
             "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
             "fp64_1_64_cycles": max(per, 32 * fp64_per),
-            "loads": len(loads), "elements": elements, "in_flight": bytes_in_flight(body)}
+            "in_flight": bytes_in_flight(body)}
 
 
 #: the naive float32 GELUs of the frontier: (label, the sweep's row of the

@@ -13,8 +13,8 @@ The launched kernels (:func:`wide_kernel`) move 8-byte words: each thread
 loads :data:`WORDS` words of every operand (16 bytes) before its first
 table read, so that an SM keeps enough bytes in flight to cover the
 memory's latency; one 2-byte load per thread and trip (:func:`lookup_kernel`)
-kept a quarter of that, and ran at about half a copy's bandwidth on an
-H200 (the GPU results page).  Operands not all on an 8-byte boundary take
+kept an eighth of that, and ran well below a copy's bandwidth (the GPU
+results page).  Operands not all on an 8-byte boundary take
 the one-element loop.
 
 Operands: contiguous 1-D device arrays of uint16, int16 or float16 bits (a
