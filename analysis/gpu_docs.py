@@ -85,11 +85,14 @@ def _size(rows):
 
 def _half_run():
     """The rows and ``(command, date)`` of the 2-byte kernels' own run, or
-    ``([], None)`` where there is none."""
+    ``([], None)`` where there is none or the whole run is newer (its rows
+    then hold the kernels as they are)."""
     path = ROOT / RUN["half"]
     if not path.exists():
         return [], None
     text = path.read_text()
+    if _command_and_date(text)[1] <= _command_and_date(_read("throughput"))[1]:
+        return [], None
     return ([r for r in tables(text)[0] if r["dtype"] in ("bfloat16", "float16")],
             _command_and_date(text))
 
