@@ -396,7 +396,8 @@ def host_costs(cuda, gpu, n, rounds, batch):
     with and without ``out=``, the general path it bypasses, numba-cuda's
     dispatcher alone (the same kernel, launched as ``kernel[grid, block]``)
     and, with PyTorch CUDA, a tensor's ``F.gelu`` and our function on
-    tensors.  Rows: ``(what, median s, min s)``."""
+    tensors, and with CuPy, on its arrays (a new output is the input's
+    library's array).  Rows: ``(what, median s, min s)``."""
     from gelu_numba.targets import cuda as target
     f = gpu.gelu
     x = cuda.to_device(np.random.default_rng(0).standard_normal(n).astype(np.float32))
@@ -422,8 +423,16 @@ def host_costs(cuda, gpu, n, rounds, batch):
             calls += [("PyTorch `F.gelu(t)` on a CUDA tensor", lambda: F.gelu(tx)),
                       (f"`gpu.gelu(t, out=t_out)`, PyTorch tensors ({fast})",
                        lambda: f(tx, out=tout)),
-                      (f"`gpu.gelu(t)`, PyTorch tensor, new numba output ({fast})",
+                      (f"`gpu.gelu(t)`, PyTorch tensor, new tensor output ({fast})",
                        lambda: f(tx))]
+    except ImportError:
+        pass
+    try:
+        import cupy
+        cx = cupy.asarray(x)
+        cout = cupy.empty_like(cx)
+        calls += [(f"`gpu.gelu(c, out=c_out)`, CuPy arrays ({fast})", lambda: f(cx, out=cout)),
+                  (f"`gpu.gelu(c)`, CuPy array, new CuPy output ({fast})", lambda: f(cx))]
     except ImportError:
         pass
     rows = []

@@ -9,12 +9,15 @@ Usage::
 Host time per call: ``calls`` back-to-back forward calls on a 1024-element
 tensor already on the device, wall clock on the host divided by ``calls``
 (the device's work is tiny; what is left is each library's Python and
-launch cost), median over ``rounds``.  Forward + backward: ``y = f(x)``,
-``y.backward(dy)`` on ``n`` elements (float32 and bfloat16), timed by CUDA
-events around the pair, median over ``rounds``, ours and ``nn.GELU``
-interleaved in each round.  The targets on an H100: at most
-15 µs of host time per call, forward + backward at most 1.2x ``nn.GELU``
-at 2**24 float32.
+launch cost), median over ``rounds``; then, on CUDA, the pieces of one
+call of ours the same way (PyTorch's stream and device queries, the output
+allocation, the launch itself): where the host time goes.  Forward +
+backward: ``y = f(x)``, ``y.backward(dy)`` on ``n`` elements (float32 and
+bfloat16), timed by CUDA events around one step (the latency of a lone
+step: host time and device time in series) and around ``--steps``
+back-to-back steps (per step: the host's launches overlap the device's
+work, as in a training loop), medians over ``rounds``, ours and
+``nn.GELU`` interleaved in each round.
 
 ``--device cpu`` is a dry run of the same code (wall clock instead of
 events), for the tests.  Prints a markdown report naming the device, and
@@ -37,6 +40,8 @@ def _parser():
     p.add_argument("--n", type=int_arg, default=2**24)
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--calls", type=int, default=200)
+    p.add_argument("--steps", type=int, default=20,
+                   help="back-to-back steps per timed round (default 20)")
     p.add_argument("--out", default=None)
     return p
 
@@ -87,8 +92,50 @@ def host_us(device, calls, rounds):
     return {name: statistics.median(v) for name, v in times.items()}
 
 
-def forward_backward_ms(device, n, dtype, rounds):
-    """{name: median ms of forward + backward} on n elements of dtype."""
+def host_pieces_us(calls, rounds):
+    """[(piece, median host µs)]: the pieces of one CUDA call of ours at
+    1024 float32 elements, each timed alone as :func:`host_us` times a
+    call."""
+    import torch
+
+    import gelu_numba.torch as gt
+    from gelu_numba.targets.torch import kernels
+    x = torch.randn(1024, device="cuda")
+    out = torch.empty_like(x)
+    index = x.device.index
+    launcher = kernels._cuda_launcher("gelu", "f", index)
+
+    def device_context():
+        with torch.cuda.device(index):
+            pass
+    pieces = [("`gelu_numba.torch.gelu(x)`, the whole call", lambda: gt.gelu(x)),
+              ("`torch.empty_like(x)` (the output)", lambda: torch.empty_like(x)),
+              ("`torch.cuda.current_stream(i).cuda_stream`",
+               lambda: torch.cuda.current_stream(index).cuda_stream),
+              ("the raw current stream (what the call reads)", lambda: kernels._raw_stream(index)),
+              ("`torch.cuda.current_device()`", torch.cuda.current_device),
+              ("`with torch.cuda.device(i)`", device_context),
+              ("`t.data_ptr()` of x and out", lambda: (x.data_ptr(), out.data_ptr()))]
+    if launcher is not None:
+        handle = kernels._raw_stream(index)
+        pointers = (x.data_ptr(), out.data_ptr())
+        pieces.append(("the fast launch alone (`FastLaunch.on_handle`)",
+                       lambda: launcher.on_handle(pointers, 1024, handle)))
+    times = {name: [] for name, _ in pieces}
+    for _ in range(rounds):
+        for name, fn in pieces:
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[name].append((time.perf_counter() - t) / calls * 1e6)
+    torch.cuda.synchronize()
+    return [(name, statistics.median(v)) for name, v in times.items()]
+
+
+def forward_backward_ms(device, n, dtype, rounds, steps=1):
+    """{name: median ms per forward + backward} on n elements of dtype,
+    ``steps`` back-to-back steps per timing."""
     import torch
 
     import gelu_numba.torch as gt
@@ -98,8 +145,9 @@ def forward_backward_ms(device, n, dtype, rounds):
     mods = {"gelu_numba.torch.GELU": gt.GELU(), "nn.GELU": torch.nn.GELU()}
 
     def step(mod):
-        x.grad = None
-        mod(x).backward(dy)
+        for _ in range(steps):
+            x.grad = None
+            mod(x).backward(dy)
 
     timed = _timer(device)
     for mod in mods.values():
@@ -107,7 +155,7 @@ def forward_backward_ms(device, n, dtype, rounds):
     times = {name: [] for name in mods}
     for _ in range(rounds):
         for name, mod in mods.items():
-            times[name].append(timed(lambda: step(mod)))
+            times[name].append(timed(lambda: step(mod)) / steps)
     return {name: statistics.median(v) for name, v in times.items()}
 
 
@@ -121,17 +169,24 @@ def report(args):
     lines = [f"# gelu_numba.torch against nn.GELU on {name}", "",
              f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, torch {torch.__version__}, "
              f"`python -m analysis.torch_cuda --device {args.device} --n {args.n} "
-             f"--rounds {args.rounds}`", "",
+             f"--rounds {args.rounds} --steps {args.steps}`", "",
              "| host time per call (1024 elements) | µs |", "|---|---:|"]
     for fn, us in host_us(args.device, args.calls, args.rounds).items():
         lines.append(f"| `{fn}` | {us:.1f} |")
-    lines += ["", f"| forward + backward, n = {args.n} | ours (ms) | nn.GELU (ms) | ratio |",
-              "|---|---:|---:|---:|"]
+    if args.device == "cuda":
+        lines += ["", "| pieces of one call of ours, float32 (1024 elements) | µs |",
+                  "|---|---:|"]
+        lines += [f"| {piece} | {us:.1f} |" for piece, us in host_pieces_us(args.calls, args.rounds)]
+    lines += ["", f"| forward + backward, n = {args.n} | ours (ms) | nn.GELU (ms) | ratio "
+              f"| {args.steps} back-to-back, ours (ms per step) | nn.GELU | ratio |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
     for dtype in (torch.float32, torch.bfloat16):
-        t = forward_backward_ms(args.device, args.n, dtype, args.rounds)
-        ours, theirs = t["gelu_numba.torch.GELU"], t["nn.GELU"]
-        lines.append(f"| {str(dtype).split('.')[1]} | {ours:.3f} | {theirs:.3f} | "
-                     f"{ours / theirs:.2f}x |")
+        cells = []
+        for steps in (1, args.steps):
+            t = forward_backward_ms(args.device, args.n, dtype, args.rounds, steps)
+            ours, theirs = t["gelu_numba.torch.GELU"], t["nn.GELU"]
+            cells.append(f"{ours:.3f} | {theirs:.3f} | {ours / theirs:.2f}x")
+        lines.append(f"| {str(dtype).split('.')[1]} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

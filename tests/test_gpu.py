@@ -30,7 +30,7 @@ import gelu_numba.approximations as approx  # noqa: E402
 from gelu_numba import catalog, gpu  # noqa: E402
 from gelu_numba.gpu import device as gd  # noqa: E402
 from gelu_numba.targets import cuda as target  # noqa: E402
-from gelu_numba.targets.cuda import variants  # noqa: E402
+from gelu_numba.targets.cuda import caller, variants  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 NIN = {fn.name: fn.nin for fn in catalog.published(catalog.GPU)}
@@ -341,6 +341,67 @@ def test_fast_launch_is_taken_and_gives_the_general_paths_bits(dtype):
         assert same_bits(out.copy_to_host(), expected)
         two_d = [a.reshape(4099, 1) for a in d]
         assert same_bits(f(*two_d).copy_to_host().ravel(), expected)
+
+
+def test_host_operands_and_numba_arrays_name_no_library():
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-3, 3, 7)
+    assert caller.library((x, 1.0)) is None
+    assert caller.library((dev(x),)) is None
+    # a PyTorch CPU tensor is a host operand (copied), not the caller's array
+    assert caller.library((torch.tensor(x),)) is None
+    y = gpu.gelu(torch.tensor(x))
+    assert not isinstance(y, torch.Tensor)
+    np.testing.assert_array_max_ulp(y.copy_to_host(), gelu_numba.gelu(x), 1)
+
+
+def _sleeping_copy(torch, src):
+    """On PyTorch's current stream: a long sleep, then a copy of ``src``
+    (zeros until then): a launch on any other stream reads the zeros."""
+    t = torch.zeros_like(src)
+    torch.cuda._sleep(100_000_000)    # (~50 ms at 2 GHz)
+    t.copy_(src)
+    return t
+
+
+@pytest.mark.skipif(SIMULATOR, reason="PyTorch CUDA tensors need a device")
+@pytest.mark.parametrize("layout", ["contiguous (fast launch)", "strided (general path)"])
+def test_a_pytorch_tensor_gives_a_tensor_on_its_current_stream(layout):
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-6, 6, 1 << 16).astype(np.float32)
+    src = torch.as_tensor(x, device="cuda")
+    step = 1 if layout.startswith("contiguous") else 2
+    side = torch.cuda.Stream()     # (PyTorch's streams do not wait for the default one)
+    with torch.cuda.stream(side):
+        t = _sleeping_copy(torch, src)
+        y = gpu.gelu(t[::step])
+        dy = gpu.gelu_backward(t[::step], t[::step])
+    side.synchronize()
+    for got, want in ((y, gelu_numba.gelu(x[::step])),
+                      (dy, gelu_numba.gelu_backward(x[::step], x[::step]))):
+        assert type(got) is torch.Tensor and got.device == src.device
+        assert got.dtype == torch.float32 and got.is_contiguous()
+        np.testing.assert_array_max_ulp(got.cpu().numpy(), want, 1)
+    # the array type does not depend on the stream
+    z = gpu.gelu(src, stream=0)
+    cuda.synchronize()
+    assert type(z) is torch.Tensor
+    np.testing.assert_array_max_ulp(z.cpu().numpy(), gelu_numba.gelu(x), 1)
+
+
+@pytest.mark.skipif(SIMULATOR, reason="CuPy arrays need a device")
+def test_a_cupy_array_gives_a_cupy_array_on_its_current_stream():
+    cupy = pytest.importorskip("cupy")
+    x = np.linspace(-6, 6, 4099)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        c = cupy.asarray(x)
+        y = gpu.gelu(c)
+        y2 = gpu.gelu(c[::3])
+    stream.synchronize()
+    assert type(y) is cupy.ndarray and type(y2) is cupy.ndarray
+    np.testing.assert_array_max_ulp(cupy.asnumpy(y), gelu_numba.gelu(x), 1)
+    np.testing.assert_array_max_ulp(cupy.asnumpy(y2), gelu_numba.gelu(x[::3]), 1)
 
 
 def test_launch_configuration():

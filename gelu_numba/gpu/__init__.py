@@ -48,7 +48,7 @@ kernel, chosen by a warp vote; both give the CPU's bits.
 
 Calling convention::
 
-    f(*inputs, out=None, stream=0) -> device array
+    f(*inputs, out=None, stream=None) -> device array
 
 * inputs: numba device arrays or any object with
   ``__cuda_array_interface__`` (CuPy arrays, PyTorch CUDA tensors; no
@@ -59,9 +59,14 @@ Calling convention::
   (unless one is also ``out``).
 * ``out``: a device array of the broadcast shape, float32 or float64; the
   result is written there and ``out`` itself is returned.  Otherwise a new
-  numba device array is returned.  Nothing is copied back to the host: call
-  ``.copy_to_host()`` on the result.
-* ``stream``: the CUDA stream of the launch (default stream by default).
+  array of the first device operand's library is returned: a PyTorch
+  tensor from PyTorch's caching allocator, a CuPy array from CuPy's memory
+  pool, else a numba device array.  Nothing is copied back to the host
+  (``.copy_to_host()``, ``.cpu()``, ``.get()``).
+* ``stream``: the CUDA stream of the launch, a numba stream or 0 (the
+  default stream); by default the current stream of that library
+  (PyTorch's, CuPy's), so that the call is ordered with its other work,
+  else the default stream.
 
 Kernels compile on first use for each dtype and layout (contiguous
 operands of one shape take a flat loop; strided and broadcast ones an N-D
@@ -126,7 +131,7 @@ _GPU32 = """
 
 def _documented(fn):
     f = _cuda.gpu_function(fn.name)
-    f.__doc__ = (f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=0)  (GPU)\n"
+    f.__doc__ = (f"{fn.name}({', '.join(fn.params)}, /, out=None, stream=None)  (GPU)\n"
                  f"{fn.doc}\n{_GPU32}{_sections(fn)}")
     return f
 

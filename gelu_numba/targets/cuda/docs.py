@@ -41,14 +41,17 @@ def kernel_sections(fn):
     out : device array, optional
         Of the broadcast shape, float32 or float64: the result is written
         there and ``out`` is returned.
-    stream : int or numba stream, optional
-        The stream of the launch (0, the default stream, by default).
+    stream : numba stream or 0, optional
+        The stream of the launch (0: the default stream).  By default the
+        current stream of the first device operand's library (PyTorch's,
+        CuPy's), else the default stream.
 
     Returns
     -------
     device array
-        ``out`` when given, else a new numba device array of the loop's
-        dtype.  Nothing is copied back to the host.
+        ``out`` when given, else a new array of the loop's dtype of the
+        first device operand's library: a PyTorch tensor, a CuPy array,
+        else a numba device array.  Nothing is copied back to the host.
 
     Examples
     --------

@@ -14,12 +14,13 @@ contiguous device arrays, through a :mod:`fast launch
 import functools
 import math
 
+import numpy as np
 from numba import cuda
 
 from gelu_numba import catalog
 from gelu_numba.targets import dtypes
 # (modules whose values the tests and tools set: read at each use)
-from gelu_numba.targets.cuda import fast_launch, launch, variants
+from gelu_numba.targets.cuda import caller, fast_launch, launch, variants
 from gelu_numba.targets.cuda.codegen import (
     CAST, ELEMENTWISE, FLAT_LOOP, flat_fields, flat_layout, generate, loop_fields,
 )
@@ -37,11 +38,14 @@ _FLOAT = dtypes.LOOP_DTYPES
 class GpuFunction:
     """A package function on device arrays (see :mod:`gelu_numba.gpu`).
 
-    ``f(*inputs, out=None, stream=0)``: inputs are device arrays (numba's,
-    or anything with ``__cuda_array_interface__``), host NumPy arrays or
-    scalars (copied to the device), float32 or float64 (other real dtypes
-    follow NumPy's safe casting), any shape and strides, broadcast together.
-    Returns a device array (``out`` when given); never copies to the host.
+    ``f(*inputs, out=None, stream=None)``: inputs are device arrays
+    (numba's, or anything with ``__cuda_array_interface__``), host NumPy
+    arrays or scalars (copied to the device), float32 or float64 (other real
+    dtypes follow NumPy's safe casting), any shape and strides, broadcast
+    together.  Returns a device array (``out`` when given; else one of the
+    first device operand's library, :mod:`~gelu_numba.targets.cuda.caller`);
+    never copies to the host.  ``stream`` None: the current stream of that
+    library (PyTorch's, CuPy's), else the default stream.
     """
 
     def __init__(self, name, dev, nin, doc):
@@ -55,25 +59,37 @@ class GpuFunction:
     def __repr__(self):
         return f"<gelu_numba.gpu.{self.__name__}>"
 
-    def __call__(self, *args, out=None, stream=0):
+    def __call__(self, *args, out=None, stream=None):
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} input"
                             f"{'s' if self.nin > 1 else ''} ({len(args)} given)")
+        lib = caller.library(args)
+        owner = caller.first_device_operand(lib, args) if lib else None
+        handle = None   # (the library's current stream, where it is the launch's)
+        if stream is None:
+            if lib:
+                handle = caller.current_stream(lib, owner)
+            stream = 0
         if fast_launch.FAST_LAUNCH:
-            done = self._fast_call(args, out, stream)
+            done = self._fast_call(args, out, stream, handle, lib, owner)
             if done is not None:
                 return done
-        return self._call(args, out, stream)
+        return self._call(args, out, stream, handle, lib, owner)
 
-    def _call(self, args, out, stream):
+    def _call(self, args, out, stream, handle=None, lib=None, owner=None):
         """The general path: any operands numba-cuda can import."""
+        if handle:
+            stream = cuda.external_stream(handle)
         views, loop = prepare_inputs(self.__name__, args, stream)
         shape = broadcast_shape(self.__name__, views)
-        dst = prepare_out(self.__name__, out, shape, loop, stream)
+        result = out
+        if out is None and lib:
+            result, _ = caller.empty(lib, owner, shape, np.dtype(_FLOAT[loop]))
+        dst = prepare_out(self.__name__, result, shape, loop, stream)
         n = math.prod(shape)
         if n:
             self.launch(views, dst, shape, loop, stream)
-        return dst if out is None else out
+        return dst if result is None else result
 
     def launch(self, views, dst, shape, loop, stream):
         views, target, layout = operands(views, dst, shape)
@@ -159,12 +175,13 @@ class GpuFunction:
             self._kernels[key] = kernel
         return kernel
 
-    def _fast_call(self, args, out, stream):
+    def _fast_call(self, args, out, stream, handle=None, lib=None, owner=None):
         """The call below numba-cuda's dispatcher (see
         :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch`), or None
         where it does not apply."""
         operands_ = fast_operands(args if out is None else (*args, out),
-                                  stream_handle(stream), writable_last=out is not None)
+                                  stream_handle(stream) if handle is None else handle,
+                                  writable_last=out is not None)
         if operands_ is None:
             return None
         loop, shape, n, pointers = operands_
@@ -172,9 +189,16 @@ class GpuFunction:
         if launcher is None:
             return None
         if out is None:
-            out = cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
-            pointers = (*pointers, out.device_ctypes_pointer.value)
-        launcher(pointers, n, stream)
+            if lib:
+                out, pointer = caller.empty(lib, owner, shape, np.dtype(_FLOAT[loop]))
+            else:
+                out = cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
+                pointer = out.device_ctypes_pointer.value
+            pointers = (*pointers, pointer)
+        if handle:
+            launcher.on_handle(pointers, n, handle)
+        else:
+            launcher(pointers, n, stream)
         return out
 
     def fast_launcher(self, loop):

@@ -68,16 +68,30 @@ _CUDA_LOOPS = {torch.float32: "f", torch.float64: "d"}
 FAST_CUDA_CALLS = [0]
 
 
+#: PyTorch's current stream of a device as its driver handle, without the
+#: ``torch.cuda.Stream`` object that ``current_stream`` builds (the call
+#: ``torch.compile``'s generated code makes; the public form where a
+#: PyTorch release lacks it)
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+    lambda index: torch.cuda.current_stream(index).cuda_stream)
+
+
 def _launch_fast(launcher, tensors):
-    """``launcher`` over contiguous ``tensors`` (inputs, then the output) on
-    PyTorch's current stream of their device."""
+    """``launcher`` over contiguous ``tensors`` (inputs, then the output; any
+    dtype of the launcher's element size: only their data pointers are
+    read) on PyTorch's current stream of their device; that device made
+    current only where it is not already (the launch runs in the current
+    context)."""
     out = tensors[-1]
     n = out.numel()
     if n:
         index = out.device.index
-        with torch.cuda.device(index):
-            launcher.on_handle(tuple(t.data_ptr() for t in tensors), n,
-                               torch.cuda.current_stream(index).cuda_stream)
+        pointers = tuple(t.data_ptr() for t in tensors)
+        if torch.cuda.current_device() == index:
+            launcher.on_handle(pointers, n, _raw_stream(index))
+        else:
+            with torch.cuda.device(index):
+                launcher.on_handle(pointers, n, _raw_stream(index))
     FAST_CUDA_CALLS[0] += 1
 
 
@@ -155,13 +169,15 @@ def _run_cuda_half(name, args, out):
 
     from gelu_numba.targets.cuda import half_kernels as cuda_half
     fmt = "float16" if out.dtype == torch.float16 else "bfloat16"
-    bits = [a.detach().contiguous().view(torch.int16).reshape(-1) for a in args]
-    target = out.detach().view(torch.int16).reshape(-1)   # (contiguous: a view)
     index = out.device.index
     launcher = _cuda_half_launcher(name, fmt, index)
+    # (out is contiguous here: apply_kernel)
+    operands = [a if a.is_contiguous() else a.contiguous() for a in args]
     if launcher is not None:
-        _launch_fast(launcher, [*bits, target])
+        _launch_fast(launcher, [*operands, out])
         return
+    bits = [a.detach().view(torch.int16).reshape(-1) for a in operands]
+    target = out.detach().view(torch.int16).reshape(-1)
     with cuda.gpus[index]:
         if name == "gelu":
             cuda_half.gelu_bits(*bits, target, fmt, stream=_stream(out.device))
