@@ -44,6 +44,10 @@ RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
        "half": "benchmarks/results/gpu_throughput_half_h200.md",
        "tune": "benchmarks/results/gpu_tune_h200.md",
        "torch": "benchmarks/results/torch_cuda_h200.md",
+       # (python -m analysis.gpu_throughput --sizes 2**20 --functions gelu
+       # --peers none: the host time per call, when measured after the
+       # whole run)
+       "host": "benchmarks/results/gpu_host_h200.md",
        "sweep": "analysis/results/sweep_float32_gpu.json"}
 #: the sweep's and throughput's name of a lean kernel, forced
 #: (analysis.gpu_peers), before the function's name
@@ -72,6 +76,18 @@ def tables(text):
             out.append(rows)
             header = None
     return out
+
+
+def table_blocks(text):
+    """The markdown tables of ``text``, each as its lines, verbatim."""
+    blocks, lines = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|"):
+            lines.append(line)
+        elif lines:
+            blocks.append("\n".join(lines))
+            lines = []
+    return blocks
 
 
 def _read(key):
@@ -173,13 +189,26 @@ def throughput_table():
     return size, "\n".join(lines)
 
 
-def host_table():
+def _host_run():
+    """The text of the host-time run when it is newer than the whole run
+    (it then times the host path as it is), else the whole run's."""
     text = _read("throughput")
+    path = ROOT / RUN["host"]
+    if path.exists():
+        host = path.read_text()
+        if _command_and_date(host)[1] > _command_and_date(text)[1]:
+            return host
+    return text
+
+
+def host_table():
+    """``(what, table, (command, date))`` of the host time per call."""
+    text = _host_run()
     head = re.search(r"## Host time per call \(([^)]*)\)", text)
     rows = next(t for t in tables(text) if t and "µs per call" in t[0])
     return head.group(1), "\n".join(
         ["| call | µs per call (median) |", "|---|---:|"]
-        + [f"| {r['call']} | {r['µs per call']} |" for r in rows])
+        + [f"| {r['call']} | {r['µs per call']} |" for r in rows]), _command_and_date(text)
 
 
 def tune_ranges():
@@ -200,14 +229,11 @@ def section():
     half_note = ("" if half is None else
                  f" The bfloat16 and float16 columns: `{half[0]}`, {half[1]}.")
     size, table = throughput_table()
-    host_what, host = host_table()
+    host_what, host, (host_command, host_date) = host_table()
     configs, ranges = tune_ranges()
     torch_text = _read("torch")
     torch_head = torch_text.splitlines()[2]
-    torch_tables = "\n\n".join(
-        "\n".join(["| " + " | ".join(t[0]) + " |", "|" + "---|" * len(t[0])]
-                  + ["| " + " | ".join(r.values()) + " |" for r in t])
-        for t in tables(torch_text))
+    torch_tables = "\n\n".join(table_blocks(torch_text))
     return "\n".join([
         f"**Measured on an {title}**, {date}, by `bash analysis/on_gpu.sh` (files: "
         + ", ".join(f"{{download}}`{Path(p).name} <../../{p}>`" for p in RUN.values()
@@ -224,7 +250,7 @@ def section():
         "",
         f"Launch configurations ({configs} of them, 2^26 elements, of copy): {ranges}.",
         "",
-        f"Host time per call ({host_what}):",
+        f"Host time per call ({host_what}; `{host_command}`, {host_date}):",
         "",
         host,
         "",

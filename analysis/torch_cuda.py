@@ -177,8 +177,9 @@ def report(args):
         lines += ["", "| pieces of one call of ours, float32 (1024 elements) | µs |",
                   "|---|---:|"]
         lines += [f"| {piece} | {us:.1f} |" for piece, us in host_pieces_us(args.calls, args.rounds)]
-    lines += ["", f"| forward + backward, n = {args.n} | ours (ms) | nn.GELU (ms) | ratio "
-              f"| {args.steps} back-to-back, ours (ms per step) | nn.GELU | ratio |",
+    lines += ["", f"| forward + backward, n = {args.n} | one step: ours (ms) | nn.GELU (ms) "
+              f"| ratio | {args.steps} back-to-back: ours (ms per step) | nn.GELU (ms per step) "
+              "| ratio, back-to-back |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for dtype in (torch.float32, torch.bfloat16):
         cells = []
