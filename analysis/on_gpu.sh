@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The GPU measurements, in steps that each fit in 10 minutes on an
-# H100/H200 machine, run from the repository root:
+# The GPU measurements, in steps, run from the repository root; all of
+# them in one call of under 10 minutes on an H200:
 #
-#     bash analysis/on_gpu.sh sweep throughput     # then, in a second call:
-#     bash analysis/on_gpu.sh tests
+#     bash analysis/on_gpu.sh            # or some steps: ... sweep throughput
 #
-# Steps (in the order given; 'all' = env sweep throughput sass tests torch):
+# Steps (in the order given; 'all' = env sweep throughput torch tests):
 #   env         nvidia-smi, Python and library versions (always run first)
 #   sweep       all 2^32 float32 inputs of the six float32 GPU kernels and of
 #               the peers (PyTorch, JAX, CuPy) against the float64 GPU kernel
@@ -25,6 +24,7 @@
 #               launch), then gelu and gelu_backward at 2^20, 2^26, 2^28
 #               beside PyTorch's -> $OUT/gpu_throughput_half.md (minutes)
 #   sass        analysis.gpu_sass's static estimate, to set beside the timings
+#               (compiled without a GPU: not in 'all'; run it on any machine)
 #   torch       tests/test_torch.py's CUDA tests (needs torch with CUDA), then
 #               gelu_numba.torch against nn.GELU: host µs per call, forward +
 #               backward at 2^24 float32 and bfloat16 -> $OUT/torch_cuda.md
@@ -94,7 +94,7 @@ step() {    # step NAME COMMAND...: run with the time limit, log, report
 
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(all)
-[ "${steps[*]}" = all ] && steps=(sweep throughput sass tests torch)
+[ "${steps[*]}" = all ] && steps=(sweep throughput torch tests)
 
 step env bash -c "nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv;
     $PYTHON -c 'import sys, numpy, numba, numba_cuda; from numba import cuda
@@ -124,7 +124,7 @@ for s in "${steps[@]}"; do
         sass)
             step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
         tests)
-            step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= \
+            step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= --durations=15 \
                 tests/test_gpu32.py tests/test_lean32.py tests/test_fast_launch.py tests/test_sweep_gpu.py \
                 tests/test_gpu.py ;;
         torch)
