@@ -103,7 +103,7 @@ def host_pieces_us(calls, rounds):
     x = torch.randn(1024, device="cuda")
     out = torch.empty_like(x)
     index = x.device.index
-    launcher = kernels._cuda_launcher("gelu", "f", index)
+    launcher = kernels.cuda_launcher("gelu", "f", index)
 
     def device_context():
         with torch.cuda.device(index):
@@ -112,12 +112,13 @@ def host_pieces_us(calls, rounds):
               ("`torch.empty_like(x)` (the output)", lambda: torch.empty_like(x)),
               ("`torch.cuda.current_stream(i).cuda_stream`",
                lambda: torch.cuda.current_stream(index).cuda_stream),
-              ("the raw current stream (what the call reads)", lambda: kernels._raw_stream(index)),
+              ("the raw current stream (what the call reads)",
+               lambda: kernels.current_stream_handle(index)),
               ("`torch.cuda.current_device()`", torch.cuda.current_device),
               ("`with torch.cuda.device(i)`", device_context),
               ("`t.data_ptr()` of x and out", lambda: (x.data_ptr(), out.data_ptr()))]
     if launcher is not None:
-        handle = kernels._raw_stream(index)
+        handle = kernels.current_stream_handle(index)
         pointers = (x.data_ptr(), out.data_ptr())
         pieces.append(("the fast launch alone (`FastLaunch.on_handle`)",
                        lambda: launcher.on_handle(pointers, 1024, handle)))
@@ -176,7 +177,8 @@ def report(args):
     if args.device == "cuda":
         lines += ["", "| pieces of one call of ours, float32 (1024 elements) | µs |",
                   "|---|---:|"]
-        lines += [f"| {piece} | {us:.1f} |" for piece, us in host_pieces_us(args.calls, args.rounds)]
+        lines += [f"| {piece} | {us:.1f} |"
+                  for piece, us in host_pieces_us(args.calls, args.rounds)]
     lines += ["", f"| forward + backward, n = {args.n} | one step: ours (ms) | nn.GELU (ms) "
               f"| ratio | {args.steps} back-to-back: ours (ms per step) | nn.GELU (ms per step) "
               "| ratio, back-to-back |",

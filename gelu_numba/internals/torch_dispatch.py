@@ -36,6 +36,12 @@
   graph still needs the Function for its tangent.  If it changes: eager
   calls raise ``AttributeError`` naming it (never a silently dropped
   tangent), and the probe fails.
+* ``torch._C._cuda_getCurrentRawStream``: PyTorch's current CUDA stream of
+  a device as its driver handle, without the ``torch.cuda.Stream`` object
+  that ``torch.cuda.current_stream`` builds (the call ``torch.compile``'s
+  generated code makes; about 3 µs a call less on an H200's host).  If it
+  changes: ``torch.cuda.current_stream(index).cuda_stream`` (slower, same
+  stream).
 * ``torch.library._impls``: PyTorch before ``Library.impl`` took
   ``allow_override`` (2.11 has not, 2.13 has and allows by default) refuses
   a second Python kernel for a key where ``custom_op`` put its Autograd
@@ -62,6 +68,15 @@ is_legacy_batched = torch._C._functorch.is_legacy_batchedtensor
 def dispatch_mode_active():
     """Whether any ``TorchDispatchMode`` is on the stack (user or infra)."""
     return torch._C._len_torch_dispatch_stack() > 0
+
+
+def current_stream_handle(index):
+    """PyTorch's current stream of CUDA device ``index``: its driver handle."""
+    return _raw_stream(index)
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+    lambda index: torch.cuda.current_stream(index).cuda_stream)
 
 
 def _levels(*kinds):

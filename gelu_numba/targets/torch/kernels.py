@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from gelu_numba import catalog
+from gelu_numba.internals.torch_dispatch import current_stream_handle
 from gelu_numba.targets import numpy_api
 from gelu_numba.targets.torch.checks import HALF
 
@@ -68,14 +69,6 @@ _CUDA_LOOPS = {torch.float32: "f", torch.float64: "d"}
 FAST_CUDA_CALLS = [0]
 
 
-#: PyTorch's current stream of a device as its driver handle, without the
-#: ``torch.cuda.Stream`` object that ``current_stream`` builds (the call
-#: ``torch.compile``'s generated code makes; the public form where a
-#: PyTorch release lacks it)
-_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
-    lambda index: torch.cuda.current_stream(index).cuda_stream)
-
-
 def _launch_fast(launcher, tensors):
     """``launcher`` over contiguous ``tensors`` (inputs, then the output; any
     dtype of the launcher's element size: only their data pointers are
@@ -88,15 +81,15 @@ def _launch_fast(launcher, tensors):
         index = out.device.index
         pointers = tuple(t.data_ptr() for t in tensors)
         if torch.cuda.current_device() == index:
-            launcher.on_handle(pointers, n, _raw_stream(index))
+            launcher.on_handle(pointers, n, current_stream_handle(index))
         else:
             with torch.cuda.device(index):
-                launcher.on_handle(pointers, n, _raw_stream(index))
+                launcher.on_handle(pointers, n, current_stream_handle(index))
     FAST_CUDA_CALLS[0] += 1
 
 
 @functools.cache
-def _cuda_launcher(name, loop, index):
+def cuda_launcher(name, loop, index):
     """The fast launcher of ``gpu.<name>`` for ``loop`` on device ``index``
     (built, and checked against numba-cuda's launch, once), or None."""
     from numba import cuda
@@ -127,7 +120,7 @@ def _run_cuda(name, args, out):
     ``__cuda_array_interface__`` (any strides)."""
     loop = _CUDA_LOOPS.get(out.dtype)
     if loop is not None and out.is_contiguous() and all(a.is_contiguous() for a in args):
-        launcher = _cuda_launcher(name, loop, out.device.index)
+        launcher = cuda_launcher(name, loop, out.device.index)
         if launcher is not None:
             _launch_fast(launcher, [*args, out])
             return
