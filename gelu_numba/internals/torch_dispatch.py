@@ -39,7 +39,7 @@
 * ``torch._C._cuda_getCurrentRawStream``: PyTorch's current CUDA stream of
   a device as its driver handle, without the ``torch.cuda.Stream`` object
   that ``torch.cuda.current_stream`` builds (the call ``torch.compile``'s
-  generated code makes; about 3 µs a call less on an H200's host).  If it
+  generated code makes).  If it
   changes: ``torch.cuda.current_stream(index).cuda_stream`` (slower, same
   stream).
 * ``torch.library._impls``: PyTorch before ``Library.impl`` took
