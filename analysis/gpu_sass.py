@@ -485,21 +485,28 @@ def _naive_loop(source):
     return len(loop_body(sass)) / target.UNROLL
 
 
-def frontier(sweep_path) -> str:
+def frontier(sweep_path, counts=None) -> str:
     """Instructions per element of the launched loop against the exhaustive
     float32 max ulp (all 2**32 inputs, from the GPU sweep at
     ``sweep_path``), for float32 ``gelu``: our two kernels and the naive
-    formula in float32 and in float64."""
+    formula in float32 and in float64.  ``counts``: those :func:`table`
+    made, by ``(name, variant)``, used where they hold gelu's."""
     import json
 
     from gelu_numba import catalog
 
     swept = {r["function"]: r for r in json.loads(Path(sweep_path).read_text())["results"]}
     record = catalog.lookup("gelu")
-    rows = [("gelu_numba, float32 arithmetic (the device functions)",
-             count(record, "gpu32")["loop"], "gelu"),
+    counts = {} if counts is None else counts
+
+    def loop(variant):
+        if ("gelu", variant) not in counts:
+            counts[("gelu", variant)] = count(record, variant)
+        return counts[("gelu", variant)]["loop"]
+
+    rows = [("gelu_numba, float32 arithmetic (the device functions)", loop("gpu32"), "gelu"),
             ("gelu_numba, float64 arithmetic, tables in registers (GPUs with full-rate FP64)",
-             count(record, "k32")["loop"], "gelu_numba_f64_arith")]
+             loop("k32"), "gelu_numba_f64_arith")]
     rows += [(label, _naive_loop(source), row) for label, row, source in _NAIVE]
     if LEAN_SWEEP.exists():
         # its accuracy from the exhaustive sweep of its CPU compilation (the
@@ -508,7 +515,7 @@ def frontier(sweep_path) -> str:
         swept["lean32 gelu"] = lean["gelu"]
         rows.append(("gelu_numba, float32 arithmetic, one table row (kernels.lean32: GPUs "
                      "with slow FP64; max ulp from its CPU compilation)",
-                     count(record, "lean32")["loop"],
+                     loop("lean32"),
                      "lean32 gelu"))
     lines = ["| float32 `gelu` design | launched loop, SASS per element | max ulp, all 2^32 "
              "inputs | inputs above 1 ulp |", "|---|---:|---:|---:|"]
@@ -681,7 +688,7 @@ def main(argv=None) -> int:
     if args.frontier:
         text += ("\nThe frontier of float32 gelu (python -m analysis.gpu_sass --frontier "
                  f"{args.frontier}): SASS per element of the launched loop on sm_90, "
-                 "max ulp from that GPU sweep\n\n" + frontier(args.frontier) + "\n")
+                 "max ulp from that GPU sweep\n\n" + frontier(args.frontier, counts) + "\n")
     for measured in args.measured or ():
         text += "\n" + calibration(counts, measured) + "\n"
     print(text)
