@@ -32,8 +32,33 @@ def without_simulator(*args, timeout=900):
 
 def json_of(code, *argv):
     """The JSON that ``python -c code *argv`` prints last, run
-    :func:`without_simulator`."""
-    return json.loads(without_simulator("-c", code, *argv).stdout.strip().splitlines()[-1])
+    :func:`without_simulator`.  Under pytest-xdist, kept for the other
+    workers of the same run (:func:`shared_result`): a module whose tests
+    two workers share compiles once, unless both ask at once."""
+    def run():
+        return without_simulator("-c", code, *argv).stdout.strip().splitlines()[-1]
+    return json.loads(shared_result(code + "\0" + "\0".join(argv), run))
+
+
+def shared_result(key, compute):
+    """``compute()`` (a str), or what another worker of this pytest-xdist
+    run computed for ``key`` (the run's id names the folder, so no other run
+    sees it); outside xdist, ``compute()``."""
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run_id:
+        return compute()
+    import hashlib
+    import tempfile
+    folder = Path(tempfile.gettempdir()) / f"gelu-numba-tests-{run_id}"
+    path = folder / hashlib.sha256(key.encode()).hexdigest()
+    if path.exists():
+        return path.read_text()
+    text = compute()
+    folder.mkdir(exist_ok=True)
+    part = path.with_suffix(f".{os.getpid()}")
+    part.write_text(text)
+    os.replace(part, path)      # (whole or absent for a reader)
+    return text
 
 
 #: PTX lines counted by :func:`ptx_counts`: a pattern each, matched at the

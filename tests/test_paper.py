@@ -23,10 +23,23 @@ FILES = ("summary.md", "results.json", "loss_curves.png", "approximations.png")
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """(output folder, results as read back from results.json)."""
-    out = tmp_path_factory.mktemp("paper")
-    assert paper.main(["--quick", "--out", str(out), "--no-progress"]) == 0
+def quick(tmp_path_factory, worker_id):
+    """(output folder, results as read back from results.json).  Under
+    pytest-xdist the folder is the run's, not the worker's: a worker that
+    takes over some of these tests after another wrote it reads it."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent
+    out = shared / "paper-quick"
+    if not (out / "results.json").exists():
+        fresh = tmp_path_factory.mktemp("paper")
+        assert paper.main(["--quick", "--out", str(fresh), "--no-progress"]) == 0
+        try:
+            fresh.rename(out)       # (whole, or another worker's is there)
+        except OSError:
+            pass
+        if not (out / "results.json").exists():
+            out = fresh
     return out, paper.load(out / "results.json")
 
 

@@ -9,7 +9,10 @@ operand's device: what the library's own next operation runs on, so that
 ``gpu.gelu(t)`` is ordered with it without a synchronisation and its
 memory is reused by the library's pool.  Operands of numba-cuda and other
 ``__cuda_array_interface__`` objects: a numba device array and the
-default stream, as before.
+default stream, as before.  With an explicit ``stream`` the output is
+still the library's array, allocated on its current stream: a caller who
+launches elsewhere orders the two streams (PyTorch's ``record_stream``),
+as with any allocation PyTorch makes for another stream.
 
 The libraries are recognised by the module of the operand's type and are
 never imported here: where an operand is one of theirs, its library is
