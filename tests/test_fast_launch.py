@@ -248,6 +248,9 @@ class Recorder:
     def __call__(self, pointers, n, stream):
         Recorder.launches.append((self.loop, pointers, n, stream))
 
+    def on_handle(self, pointers, n, handle):
+        Recorder.launches.append((self.loop, pointers, n, ("handle", handle)))
+
     def agrees(self, inputs, general):
         return Recorder.agree
 
@@ -284,6 +287,50 @@ def test_fast_call_launches_inputs_then_out(fake_driver):
     assert result is allocated[-1]
     assert result.__cuda_array_interface__["typestr"] == "<f8"
     assert Recorder.launches[-1] == ("d", (0x400, 0x9000), 5, 0)
+
+
+class Tensor(Cai):
+    """What a PyTorch CUDA tensor is to :mod:`gelu_numba.targets.cuda.caller`:
+    a ``Tensor`` of module ``torch``, on a CUDA device."""
+
+    __module__ = "torch"
+    is_cuda = True
+
+
+def test_the_callers_library_allocates_the_output_and_gives_the_stream(fake_driver,
+                                                                       monkeypatch):
+    # a call on a library's array: its current stream is the launch's, a new
+    # output comes from its allocator (the library's own calls are replaced
+    # here); an explicit stream is the launch's, the output still the
+    # library's; numba's arrays and other interface objects: as before
+    from gelu_numba.targets.cuda import caller
+    f, allocated = fake_driver
+    made, asked = [], []
+
+    def empty(lib, owner, shape, dtype):
+        out = Cai(shape, dtype.str, ptr=0x5000)
+        made.append((lib, owner, shape, dtype.str, out))
+        return out, 0x5000
+
+    monkeypatch.setattr(caller, "empty", empty)
+    monkeypatch.setattr(caller, "current_stream",
+                        lambda lib, owner: asked.append((lib, owner)) or 0x77)
+    t, dy = Tensor((2, 3), ptr=0x100), Cai((2, 3), ptr=0x200)
+    assert caller.library((1.0, t)) == "torch" and caller.library((dy, t)) is None
+    y = f["gelu"](t)
+    assert made == [("torch", t, (2, 3), "<f4", y)] and asked == [("torch", t)]
+    assert Recorder.launches[-1] == ("f", (0x100, 0x5000), 6, ("handle", 0x77))
+    assert f["gelu_backward"](t, t, stream=0) is made[-1][-1]
+    assert Recorder.launches[-1] == ("f", (0x100, 0x100, 0x5000), 6, 0)
+    assert len(asked) == 1                       # (an explicit stream asks nothing)
+    # the first device operand decides: an interface object first, numba's kind
+    assert f["gelu_backward"](dy, t) is allocated[-1]
+    assert Recorder.launches[-1] == ("f", (0x200, 0x100, 0x9000), 6, 0)
+    # the library's stream orders the operands: one bound to another stream
+    # takes the general path (which imports and waits for it)
+    bound = Tensor((2, 3), ptr=0x300, stream=0x99)
+    assert target.fast_operands((bound,), 0x77) is None
+    assert target.fast_operands((Tensor((2, 3), ptr=0x300, stream=0x77),), 0x77)[0] == "f"
 
 
 def test_a_launcher_that_disagrees_is_dropped(fake_driver):
