@@ -43,7 +43,8 @@ def json_of(code, *argv):
 def shared_result(key, compute):
     """``compute()`` (a str), or what another worker of this pytest-xdist
     run computed for ``key`` (the run's id names the folder, so no other run
-    sees it); outside xdist, ``compute()``."""
+    sees it); outside xdist, ``compute()``.  For computations that ``key``
+    determines within a run (the run's environment and checkout)."""
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run_id:
         return compute()
