@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU measurements, in steps, run from the repository root; all of
-# them in one call of under 10 minutes on an H200:
+# The GPU measurements, in steps, run from the repository root; the
+# steps of 'all' in one call of under 10 minutes on an H200:
 #
 #     bash analysis/on_gpu.sh            # or some steps: ... sweep throughput
 #
