@@ -1,0 +1,154 @@
+"""The memory a warp's table reads touch, counted without a GPU: for each
+table-reading kernel and for standard-normal and 8x-spread data, the
+32-byte sectors one warp-wide read touches, and how much of the table the
+data touches at all.
+
+Usage::
+
+    python -m analysis.gpu_gathers [--n 2**20] [--seed 0] [--out FILE]
+
+A warp reads one entry per lane; the L1 serves the read in as many passes
+as the lanes' addresses fall in distinct 32-byte sectors (1 when they all
+share one, 32 when no two do), and a table whose touched lines do not fit
+the L1 is re-read from L2.  The inputs are i.i.d., so which elements share
+a warp does not matter: each warp is 32 consecutive values of the sample.
+Lanes that read nothing (the lean kernels beyond ``A_F32``, where the
+limits apply) are left out of their warp's count.
+
+The kernels (their indexing, as the GPU code computes it):
+
+* the 2-byte ``gelu`` (``gelu_numba.targets.cuda.half_kernels``): one
+  uint16 entry at the input's bit pattern, a 128 KB table;
+* the 2-byte ``gelu_backward``: one float64 entry (GELU') at ``x``'s bit
+  pattern, a 512 KB table;
+* the lean float32 kernels (``gelu_numba.kernels.lean32``): one row of
+  ``WIDTH`` float32 coefficients, stored column after column; the row is
+  ``floor(4 a)`` below 1, else ``SMALL - 1 + floor(a**2)``, in float32 as
+  the kernel rounds it.
+
+Prints a markdown table, and writes it with its command to ``--out``.
+"""
+
+import argparse
+import sys
+
+import numpy as np
+
+from analysis.common import int_arg
+
+SECTOR = 32     # bytes: the L1's unit of a request
+LINE = 128      # bytes: its unit of allocation
+WARP = 32
+
+
+def sectors_per_read(byte_offsets, active=None):
+    """Mean distinct 32-byte sectors per warp read: ``byte_offsets`` of
+    every lane (a multiple of 32 of them, warp after warp), ``active`` the
+    lanes that read (all by default); warps with no active lane left out."""
+    sector = np.asarray(byte_offsets, dtype=np.int64) // SECTOR
+    warps = sector.reshape(-1, WARP)
+    mask = (np.ones_like(warps, dtype=bool) if active is None
+            else np.asarray(active, dtype=bool).reshape(-1, WARP))
+    # inactive lanes take their warp's first active sector: no new sector
+    first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0)
+    warps = np.where(mask, warps, warps[np.arange(len(warps)), first][:, None])
+    ordered = np.sort(warps, axis=1)
+    distinct = 1 + (np.diff(ordered, axis=1) != 0).sum(axis=1)
+    used = mask.any(axis=1)
+    return float(distinct[used].mean()) if used.any() else 0.0
+
+
+def touched_kb(byte_offsets, active=None):
+    """KB of distinct 128-byte lines the reads touch."""
+    lines = np.asarray(byte_offsets, dtype=np.int64) // LINE
+    if active is not None:
+        lines = lines[np.asarray(active, dtype=bool)]
+    return np.unique(lines).size * LINE / 1024
+
+
+def bfloat16_bits(x):
+    """The bfloat16 bit patterns of float64 ``x``, rounded to nearest even
+    (through float32, as the format's users convert)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def float16_bits(x):
+    return np.asarray(x, dtype=np.float16).view(np.uint16)
+
+
+def lean_rows(x):
+    """``(row, reads)`` of the lean float32 kernels at float32 ``x``: the
+    table row as the kernel computes it, and whether it reads one (``|x| <=
+    A_F32``, finite)."""
+    from gelu_numba.tables import normal_cdf32_lean32 as tab
+    a = np.abs(np.asarray(x, dtype=np.float32))
+    reads = a <= np.float32(tab.A_F32)
+    a = np.where(reads, a, np.float32(0))
+    with np.errstate(over="ignore"):
+        w = np.where(a < 1, np.float32(4) * a, a * a + np.float32(tab.SMALL - 1))
+    return w.astype(np.uint32).astype(np.int64), reads
+
+
+def rows(n, seed):
+    """The report's rows: ``(kernel, table, data, reads per element, mean
+    sectors per warp read, touched KB)``."""
+    from gelu_numba.tables import normal_cdf32_lean32 as tab
+    rng = np.random.default_rng(seed)
+    n -= n % WARP
+    normal = rng.standard_normal(n)
+    out = []
+    for data, x in (("standard normal", normal), ("x spread 8x", 8 * normal)):
+        for fmt, bits in (("bfloat16", bfloat16_bits(x)), ("float16", float16_bits(x))):
+            index = bits.astype(np.int64)
+            for kernel, item, what in (("gelu", 2, "uint16 results, 128 KB"),
+                                       ("gelu_backward", 8, "float64 GELU', 512 KB")):
+                offsets = index * item
+                out.append((f"`{kernel}` {fmt}", what, data, 1, sectors_per_read(offsets),
+                            touched_kb(offsets)))
+        row, reads = lean_rows(x)
+        per_column = [sectors_per_read((k * tab.ROWS + row) * 4, reads)
+                      for k in range(tab.WIDTH)]
+        every = np.concatenate([(k * tab.ROWS + row) * 4 for k in range(tab.WIDTH)])
+        out.append(("lean float32 (`gelu`, `ndtr`, `gelu_grad`, `gelu_backward`)",
+                    f"{tab.WIDTH} float32 columns of {tab.ROWS} rows, "
+                    f"{tab.WIDTH * tab.ROWS * 4 / 1024:.1f} KB", data, tab.WIDTH,
+                    float(np.mean(per_column)), touched_kb(every, np.tile(reads, tab.WIDTH))))
+    return out
+
+
+def report(n, seed):
+    lines = ["| kernel | table | data | table reads per element | sectors per warp read "
+             "(mean; 1 to 32) | sectors per element | table touched by the sample, KB |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for kernel, table, data, reads, sectors, kb in rows(n, seed):
+        lines.append(f"| {kernel} | {table} | {data} | {reads} | {sectors:.1f} | "
+                     f"{sectors * reads / WARP:.2f} | {kb:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+#: the docstring's paragraph on what is counted, for the report's header
+_METHOD = next(p for p in __doc__.split("\n\n") if p.startswith("A warp")).replace("\n", " ")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu_gathers",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--n", type=int_arg, default=2**20, help="sample size (default 2**20)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    text = report(args.n, args.seed)
+    sys.stdout.write(text)
+    if args.out:
+        given = " ".join(sys.argv[1:] if argv is None else argv)
+        with open(args.out, "w") as fh:
+            fh.write("# Table reads of the GPU kernels: sectors per warp read, counted "
+                     "without a GPU\n\n"
+                     f"`python -m analysis.gpu_gathers {given}` (generated: do not edit); "
+                     f"{args.n} values, seed {args.seed}.  " + _METHOD + "\n\n" + text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
