@@ -30,8 +30,8 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import (F32_TAG, HALF_TAGS, LEAN_TAG, LEAN_WIDE,
-                                      OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
+from analysis.gpu_throughput import (F32_TAG, HALF_TAGS, LEAN_SHARED_TAG, LEAN_SHARED_WIDE,
+                                      LEAN_TAG, LEAN_WIDE, OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
 from gelu_numba import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,10 +146,13 @@ def throughput_table():
     # the device: the device functions' float32-arithmetic kernel (its
     # accuracy: the device function's, from the sweep) and the lean kernel
     # that GPUs with slow FP64 launch (its accuracy: the exhaustive sweep of
-    # its CPU compilation); the tags of older runs too
-    lean_tags, f32_tags = (LEAN_TAG, OLD_LEAN_TAG), (F32_TAG, OLD_F32_TAG)
+    # its CPU compilation; its shared-memory variant has the same bits); the
+    # tags of older runs too
+    lean_tags = (LEAN_TAG, OLD_LEAN_TAG, LEAN_SHARED_TAG)
+    f32_tags = (F32_TAG, OLD_F32_TAG)
+    spread = (LEAN_WIDE, LEAN_SHARED_WIDE)
     studied = tuple(sorted({name for name, _ in at if name.endswith(
-        lean_tags + f32_tags + HALF_TAGS) or name == LEAN_WIDE}))
+        lean_tags + f32_tags + HALF_TAGS) or name in spread}))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
@@ -180,7 +183,7 @@ def throughput_table():
                         else "not swept")
             if name.endswith(OLD_LEAN_TAG):
                 launched, device = device, launched
-        elif name == LEAN_WIDE or name.endswith(HALF_TAGS):
+        elif name in spread or name.endswith(HALF_TAGS):
             label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"

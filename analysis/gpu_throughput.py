@@ -36,7 +36,12 @@ The 2-byte kernels (``--half``, the default: bfloat16 and float16
 through the fast launch that ``gelu_numba.torch`` takes) are timed the same
 way on bit-pattern buffers, with the variants of :data:`HALF_TAGS` (through
 numba-cuda's dispatcher: its host time dominates the smallest size) and
-beside PyTorch's on the same buffers.
+beside PyTorch's on the same buffers.  The float32 functions with lean
+kernels are timed again through the kernels this device does not launch
+(:data:`FORCED`: the lean kernel and the device functions' kernel) and
+through the lean kernel with its table in shared memory
+(:mod:`gelu_numba.targets.cuda.lean_shared`), ``gelu``'s on data spread 8x
+too.
 
 Host time per call: float32 ``gelu`` on ``--host-n`` elements (2**20)
 already on the device, called back to back on the default stream through
@@ -290,6 +295,23 @@ OLD_LEAN_TAG = "(lean32: one table row, not launched yet)"
 OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
 #: the forced choices of each tag (GpuFunction.variant's arguments)
 FORCED = {LEAN_TAG: {"fp64": False, "lean32": True}, F32_TAG: {"fp64": False, "lean32": False}}
+#: the lean kernel with its table copied into each block's shared memory
+#: (gelu_numba.targets.cuda.lean_shared: the same bits, not launched), on
+#: standard-normal data and spread 8x
+LEAN_SHARED_TAG = "(lean32, table in shared memory: not launched)"
+LEAN_SHARED_WIDE = "gelu (lean32, table in shared memory, x spread 8x)"
+
+
+def _lean_shared_call(name, args, out, stream):
+    """A launch of ``name``'s lean kernel with its table in shared memory,
+    in the launched kernel's configuration."""
+    from gelu_numba.targets import cuda as target
+    from gelu_numba.targets.cuda import lean_shared, variants
+
+    kernel = lean_shared.kernel(name)
+    table = variants.lean_table(name, variants.device_key())
+    blocks, threads = target.launch_config(out.size)
+    return lambda: kernel[blocks, threads, stream](*args, table, out)
 
 
 def _forced_call(f, args, out, stream, **choice):
@@ -351,12 +373,18 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                         t = _event_time(_forced_call(f, args, out, stream, **choice),
                                         rounds, batch, cuda, stream)
                         rows.append(_row(f"{name} {tag}", dt, n, t, nbytes, copy_bw))
+                    t = _event_time(_lean_shared_call(name, args, out, stream),
+                                    rounds, batch, cuda, stream)
+                    rows.append(_row(f"{name} {LEAN_SHARED_TAG}", dt, n, t, nbytes, copy_bw))
                     if name == "gelu":
                         wide = cuda.to_device(host * np.float32(8.0))
                         t = _event_time(_forced_call(f, (wide,), out, stream,
                                                      **FORCED[LEAN_TAG]),
                                         rounds, batch, cuda, stream)
                         rows.append(_row(LEAN_WIDE, dt, n, t, nbytes, copy_bw))
+                        t = _event_time(_lean_shared_call(name, (wide,), out, stream),
+                                        rounds, batch, cuda, stream)
+                        rows.append(_row(LEAN_SHARED_WIDE, dt, n, t, nbytes, copy_bw))
                         del wide
                 if name == "gelu" and dt == "float64":
                     # standard-normal data runs the ordinary form (a warp

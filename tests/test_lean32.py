@@ -59,6 +59,29 @@ def _kernel(name):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
+def test_the_shared_memory_variant_gives_the_cpu_compilations_bits(name):
+    # the table copied into each block's shared memory, then the launched
+    # loop (two blocks of 32 threads, so that the grid-stride loop's
+    # unrolled part and its tail both run)
+    from gelu_numba.targets.cuda import lean_shared
+    rng = np.random.default_rng(8)
+    x = np.concatenate([np.sqrt(np.arange(0, 401, 4.0) + rng.uniform(0, 1, 101)),
+                        [0.0, 20.0, 25.0, np.inf, np.nan, 1e-40]]).astype(np.float32)
+    x = np.concatenate([x, -x, rng.standard_normal(83).astype(np.float32)])
+    args = (x,) if name == "gelu" else (rng.standard_normal(x.size).astype(np.float32), x)
+    out = cuda.device_array(x.size, np.float32)
+    lean_shared.kernel(name)[2, 32](*(cuda.to_device(a) for a in args),
+                                    cuda.to_device(catalog.lookup(name).lean32[1]), out)
+    with np.errstate(all="ignore"):
+        want = function_for(name, False, "lean32")(*args)
+    got = out.copy_to_host()
+    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
+                          want.view(np.uint32)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("name", LEAN32)
 def test_a_cuda_kernel_gives_the_cpu_compilations_bits(name):
     rng = np.random.default_rng(7)

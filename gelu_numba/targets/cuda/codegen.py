@@ -95,11 +95,13 @@ def kernel({args}, out):
 """
 
 
-def flat_fields(nin, unroll, tables=None, passed=None):
+def flat_fields(nin, unroll, tables=None, passed=None, shared=None):
     """Fields of :data:`FLAT_LOOP` for ``nin`` inputs.  ``tables``: read into
     registers before the loop (see above); ``passed``: the name of one more
     argument (after the inputs) handed to every call of ``dev`` as it is (a
-    table the kernel indexes per element)."""
+    table the kernel indexes per element); ``shared``: that table's length
+    (float32), copied by each block into its shared memory before the loop
+    and handed to ``dev`` from there."""
     names = [f"a{k}" for k in range(nin)]
     pad = " " * 8
     offsets = [f"    s{u} = s{u - 1} + step" for u in range(1, unroll + 1)]
@@ -115,6 +117,15 @@ def flat_fields(nin, unroll, tables=None, passed=None):
         setup = "    t = (" + ", ".join(parts) + ",)"
     if passed is not None:
         extra, args = f", {passed}", args + f", {passed}"
+    if shared:
+        setup = "\n".join([
+            f"    here = cuda.shared.array({shared}, np.float32)",
+            "    k = cuda.threadIdx.x",
+            f"    while k < {shared}:",
+            f"        here[k] = {passed}[k]",
+            "        k += cuda.blockDim.x",
+            "    cuda.syncthreads()"])
+        extra = ", here"
     stores = [f"{pad}out[i + s{u}] = dev("
               + ", ".join(f"v{k}_{u}" for k in range(nin)) + extra + ")"
               for u in range(unroll)]

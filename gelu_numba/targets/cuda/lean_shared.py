@@ -1,0 +1,37 @@
+"""The lean float32 kernels with their table in shared memory: a variant
+that :mod:`analysis.gpu_throughput` times beside the launched one, not
+launched.
+
+The launched lean kernel (:mod:`gelu_numba.kernels.lean32`) reads its
+table's columns from device memory through L1, where a warp's read of one
+column touches as many 32-byte sectors as its lanes' rows fall in
+(``python -m analysis.gpu_gathers``: a few for standard-normal data, many
+for data spread wider).  Here each block first copies the whole table
+(``ROWS * WIDTH`` float32) into its shared memory, then runs the same flat
+loop and the same device function on that copy: the same operations on
+the same values, so the same bits; what differs is where a read is served
+(shared memory's 32 banks, a conflict costing a pass, against L1's
+sectors), and the copy, once per block.
+"""
+
+import functools
+
+from gelu_numba import catalog
+from gelu_numba.targets.cuda import launch
+from gelu_numba.targets.cuda.codegen import CAST, FLAT_LOOP, flat_fields, generate
+from gelu_numba.targets.cuda.variants import lean_device
+
+
+def kernel(name):
+    """The flat kernel of ``name``'s lean float32 function, its table (the
+    argument after the inputs, as the launched kernel's) copied into shared
+    memory first; for the current ``launch.UNROLL``."""
+    return _kernel(name, launch.UNROLL)
+
+
+@functools.cache
+def _kernel(name, unroll):
+    fn = catalog.lookup(name)
+    scope = {"dev": lean_device(name), "cast": CAST["f"]}
+    return generate(FLAT_LOOP, scope, **flat_fields(fn.nin, unroll, passed="tab",
+                                                    shared=fn.lean32[1].size))
