@@ -332,6 +332,7 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
     (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
     ``dtypes`` (those of :data:`HALF`: the 2-byte kernels of ``names`` in
     :data:`HALF_FUNCTIONS`)."""
+    from gelu_numba.targets import cuda as target
     rows = []
     rng = np.random.default_rng(0)
     # a stream of its own: on the default stream numba's device-to-device
@@ -373,18 +374,24 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                         t = _event_time(_forced_call(f, args, out, stream, **choice),
                                         rounds, batch, cuda, stream)
                         rows.append(_row(f"{name} {tag}", dt, n, t, nbytes, copy_bw))
-                    t = _event_time(_lean_shared_call(name, args, out, stream),
-                                    rounds, batch, cuda, stream)
-                    rows.append(_row(f"{name} {LEAN_SHARED_TAG}", dt, n, t, nbytes, copy_bw))
+                    # (not in the simulator's dry run: there each block
+                    # copies the table in Python, seconds a launch;
+                    # tests/test_lean32.py runs the call once)
+                    if not target.SIMULATOR:
+                        t = _event_time(_lean_shared_call(name, args, out, stream),
+                                        rounds, batch, cuda, stream)
+                        rows.append(_row(f"{name} {LEAN_SHARED_TAG}", dt, n, t, nbytes,
+                                         copy_bw))
                     if name == "gelu":
                         wide = cuda.to_device(host * np.float32(8.0))
                         t = _event_time(_forced_call(f, (wide,), out, stream,
                                                      **FORCED[LEAN_TAG]),
                                         rounds, batch, cuda, stream)
                         rows.append(_row(LEAN_WIDE, dt, n, t, nbytes, copy_bw))
-                        t = _event_time(_lean_shared_call(name, (wide,), out, stream),
-                                        rounds, batch, cuda, stream)
-                        rows.append(_row(LEAN_SHARED_WIDE, dt, n, t, nbytes, copy_bw))
+                        if not target.SIMULATOR:
+                            t = _event_time(_lean_shared_call(name, (wide,), out, stream),
+                                            rounds, batch, cuda, stream)
+                            rows.append(_row(LEAN_SHARED_WIDE, dt, n, t, nbytes, copy_bw))
                         del wide
                 if name == "gelu" and dt == "float64":
                     # standard-normal data runs the ordinary form (a warp
