@@ -58,6 +58,16 @@ def _kernel(name):
     return cuda.jit(lean_kernel(name, False)[0])
 
 
+def _assert_cpu_bits(name, args, got):
+    """``got`` is the lean kernel's CPU compilation's bits on ``args`` (NaN
+    for NaN)."""
+    with np.errstate(all="ignore"):
+        want = function_for(name, False, "lean32")(*args)
+    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
+                          want.view(np.uint32)[~np.isnan(want)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("name", ["gelu", "gelu_backward"])
 def test_the_shared_memory_variant_gives_the_cpu_compilations_bits(name):
@@ -81,12 +91,7 @@ def test_the_shared_memory_variant_gives_the_cpu_compilations_bits(name):
         _lean_shared_call(name, (cuda.to_device(x),), timed, 0)()
         assert np.array_equal(timed.copy_to_host().view(np.uint32),
                               out.copy_to_host().view(np.uint32))
-    with np.errstate(all="ignore"):
-        want = function_for(name, False, "lean32")(*args)
-    got = out.copy_to_host()
-    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
-                          want.view(np.uint32)[~np.isnan(want)])
-    assert np.array_equal(np.isnan(got), np.isnan(want))
+    _assert_cpu_bits(name, args, out.copy_to_host())
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -106,9 +111,4 @@ def test_a_cuda_kernel_gives_the_cpu_compilations_bits(name):
     out = cuda.device_array(x.size, np.float32)
     _kernel(name)[(x.size + 127) // 128, 128](*(cuda.to_device(a) for a in args),
                                               cuda.to_device(table), out)
-    with np.errstate(all="ignore"):
-        want = function_for(name, False, "lean32")(*args)
-    got = out.copy_to_host()
-    assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
-                          want.view(np.uint32)[~np.isnan(want)])
-    assert np.array_equal(np.isnan(got), np.isnan(want))
+    _assert_cpu_bits(name, args, out.copy_to_host())
