@@ -39,9 +39,11 @@ TOP, APPROX, PARALLEL, GPU = ("gelu_numba", "gelu_numba.approximations",
                               "gelu_numba.parallel", "gelu_numba.gpu")
 
 #: each parameter name of the records in the documentation's examples: an
-#: array of the example's (made there: ``x`` a linspace, ``dy`` ones) or a
-#: number
+#: array of :data:`EXAMPLE_ARRAYS`, or a number
 EXAMPLE_ARGUMENTS = MappingProxyType({"x": "x", "dy": "dy", "mu": "0.25", "sigma": "0.5"})
+#: the examples' arrays: name -> the NumPy expression that makes it
+EXAMPLE_ARRAYS = MappingProxyType({"x": "np.linspace(-3, 3, 7, dtype=np.float32)",
+                                   "dy": "np.ones(7, np.float32)"})
 
 
 @dataclass(frozen=True, eq=False)

@@ -37,7 +37,9 @@ def json_of(code, *argv):
     two workers share compiles once, unless both ask at once."""
     def run():
         return without_simulator("-c", code, *argv).stdout.strip().splitlines()[-1]
-    return json.loads(shared_result(code + "\0" + "\0".join(argv), run))
+    # (Numba's settings, read from the environment, are part of the key)
+    numba = sorted((k, v) for k, v in os.environ.items() if k.startswith("NUMBA_"))
+    return json.loads(shared_result(repr((code, argv, numba)), run))
 
 
 def shared_result(key, compute):

@@ -62,4 +62,3 @@ def pytest_collection_modifyitems(config, items):
     if wrong:
         raise pytest.UsageError("each test needs exactly one tier marker of "
                                 f"{', '.join(TIERS)}:\n" + "\n".join(wrong))
-

@@ -59,14 +59,14 @@ def _indent(text, n=3):
 def _example(module, name, params):
     """A doctest: the function on float32 inputs keeps dtype and shape
     (each parameter as :data:`gelu_numba.catalog.EXAMPLE_ARGUMENTS` has
-    it)."""
+    it, the arrays made as :data:`~gelu_numba.catalog.EXAMPLE_ARRAYS`)."""
     from gelu_numba import catalog
-    arrays = ["   >>> dy = np.ones_like(x)"] if "dy" in params else []
+    arrays = [f"   >>> {p} = {catalog.EXAMPLE_ARRAYS[p]}" for p in params
+              if p in catalog.EXAMPLE_ARRAYS]
     return "\n".join([
         ".. rubric:: Example", "",
         ".. doctest::", "",
         f"   >>> from {module} import {name}",
-        "   >>> x = np.linspace(-3, 3, 7, dtype=np.float32)",
         *arrays,
         f"   >>> y = {name}({', '.join(catalog.EXAMPLE_ARGUMENTS[p] for p in params)})",
         "   >>> y.dtype, y.shape",

@@ -10,18 +10,17 @@ runs them under numba-cuda's simulator.
 
 from gelu_numba import catalog
 
-#: the example's device arrays: name -> host values
-_VALUES = {"x": "np.linspace(-3, 3, 7, dtype=np.float32)", "dy": "np.ones(7, np.float32)"}
+_ARRAYS = catalog.EXAMPLE_ARRAYS
 
 
 def _arrays(fn, pad):
-    return "\n".join(f"{pad}{p} = cuda.to_device({_VALUES[p]})" for p in fn.params
-                     if p in _VALUES)
+    return "\n".join(f"{pad}{p} = cuda.to_device({_ARRAYS[p]})" for p in fn.params
+                     if p in _ARRAYS)
 
 
 def _call(fn, element=False):
     # (inside a kernel, an array's element)
-    return ", ".join(catalog.EXAMPLE_ARGUMENTS[p] + ("[i]" if element and p in _VALUES else "")
+    return ", ".join(catalog.EXAMPLE_ARGUMENTS[p] + ("[i]" if element and p in _ARRAYS else "")
                      for p in fn.params)
 
 
@@ -71,7 +70,7 @@ def kernel_sections(fn):
 def device_sections(fn):
     """Parameters, Returns and Examples of
     ``gelu_numba.gpu.device.<fn.name>``."""
-    arrays = [p for p in fn.params if p in _VALUES]
+    arrays = [p for p in fn.params if p in _ARRAYS]
     call = _call(fn, element=True)
     pad = " " * 8
     return f"""
