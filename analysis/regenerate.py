@@ -17,6 +17,8 @@ gpu_docs        the measured GPU section of ``docs/results/gpu.md``     ``analys
 first_call      the first-call table of ``docs/guide/first_call.md``    ``analysis.first_call``
 choose          the guide's "which function" table (``docs/guide/``)    ``analysis.choose``
 figures         ``gelu_numba/figures.py``, the docstrings' figures      ``analysis.figures``
+cpu_benchmarks  ``benchmarks/results/cpu_benchmarks.md``, the tables    ``benchmarks.report``
+                of the saved pytest-benchmark run
 ==============  ======================================================  ========================
 
 ``gelu_numba/measured.py`` is not among them: it is a measurement
@@ -31,6 +33,7 @@ import sys
 
 from analysis import accuracy_docs, choose, figures, first_call, gpu32_docs, gpu_docs, readme
 from analysis.common import with_section
+from benchmarks import report
 
 
 def _first_call():
@@ -56,6 +59,9 @@ PARTS = {
     "choose": (choose.PAGE, lambda: with_section(
         choose.PAGE, choose.MARKERS, choose.section().rstrip("\n") + "\n")),
     "figures": (figures.OUT, figures.source),
+    "cpu_benchmarks": (report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.md", lambda: report.page(
+        report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.json",
+        report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.md")),
 }
 
 

@@ -3,6 +3,8 @@
 Usage::
 
     python -m benchmarks.report FILE [> table.md]
+    python -m benchmarks.report FILE --out FILE.md   # the tables under a header naming the command
+
 
 One table per function and dtype: rows are implementations, columns sizes;
 each cell is the median throughput in G elements/s and, in brackets, how
@@ -13,6 +15,9 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _machine(info):
@@ -60,13 +65,31 @@ def render(data):
     return "\n".join(out)
 
 
+def page(json_file, out):
+    """The markdown file ``out`` made of the saved run ``json_file``: a
+    header naming the command that makes it, then :func:`render`'s tables.
+    Paths inside the repository are named relative to its root."""
+    def name(p):
+        p = Path(p).resolve()
+        return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+    data = json.loads(Path(json_file).read_text())
+    return (f"# CPU benchmarks: {name(json_file)}\n\n"
+            f"Made by `python -m benchmarks.report {name(json_file)} --out {name(out)}` "
+            "from the pytest-benchmark suite's saved run.\n\n" + render(data).rstrip("\n") + "\n")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.report",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("json_file")
+    parser.add_argument("--out", help="write the tables under a header to this markdown file")
     args = parser.parse_args(argv)
-    with open(args.json_file) as fh:
-        print(render(json.load(fh)))
+    if args.out:
+        Path(args.out).write_text(page(args.json_file, args.out))
+        print(f"wrote {args.out}")
+    else:
+        with open(args.json_file) as fh:
+            print(render(json.load(fh)))
     return 0
 
 

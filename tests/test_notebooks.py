@@ -4,6 +4,7 @@ Executing them is nbmake's job (``--nbmake`` in the pytest addopts, with
 ``notebooks`` in the testpaths); these tests check what is committed.
 """
 
+import ast
 from pathlib import Path
 
 import nbformat
@@ -48,3 +49,36 @@ def test_first_cell_is_a_markdown_title(path):
     assert first.cell_type == "markdown", f"{path.name}: the first cell is {first.cell_type}"
     assert first.source.lstrip().startswith("# "), \
         f"{path.name}: the first cell should start with a '# ' title"
+
+
+#: the repository's own top-level packages beside ``gelu_numba``: tools that are not shipped
+REPOSITORY_PACKAGES = sorted(p.parent.name for p in NOTEBOOKS_DIR.parent.glob("*/__init__.py")
+                             if p.parent.name != "gelu_numba")
+
+
+def imported_modules(source):
+    """The top-level names a cell's code imports (IPython's magics and shell lines left out)."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    names = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_repository_packages_found():
+    # the check below is only as good as this list
+    assert {"analysis", "benchmarks", "fitting", "reference"} <= set(REPOSITORY_PACKAGES)
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.name for p in ALL])
+def test_imports_only_installed_packages(path):
+    # a reader of the site runs the notebooks with the installed package: no
+    # repository-only module, no sys.path edit that would find one
+    nb = nbformat.read(path, as_version=4)
+    code = [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    repository = sorted(set().union(*map(imported_modules, code)) & set(REPOSITORY_PACKAGES))
+    assert not repository, f"{path.name} imports the repository's {repository}"
+    assert not [c for c in code if "sys.path" in c], f"{path.name} edits sys.path"
