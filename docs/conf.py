@@ -48,8 +48,18 @@ numpydoc_validation_checks = set()
 # copied into the site: the math renders offline
 import jupyter_server_mathjax  # noqa: E402
 
-html_static_path = [str(Path(jupyter_server_mathjax.__file__).parent / "static")]
-mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML"
+html_static_path = [str(Path(jupyter_server_mathjax.__file__).parent / "static"), "_static"]
+html_css_files = ["gelu_numba.css"]
+mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
+# MyST marks its sections tex2jax_ignore and its formulas class "math", and
+# writes that as MathJax 3 options, which MathJax 2 does not read: the same
+# rule in MathJax 2's words
+myst_update_mathjax = False
+mathjax2_config = {"tex2jax": {
+    "inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
+    "processRefs": False, "processEnvironments": False,
+    "ignoreClass": "tex2jax_ignore|mathjax_ignore|document",
+    "processClass": "tex2jax_process|mathjax_process|math|output_area"}}
 html_theme = "pydata_sphinx_theme"
 html_title = f"gelu-numba {release}"
 html_theme_options = {"show_toc_level": 2, "navigation_with_keys": False}

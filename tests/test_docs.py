@@ -1,6 +1,7 @@
 """The Sphinx site builds with warnings as errors, its doctests pass, and
 the README's generated figures are those of the committed results."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,14 @@ def test_the_site_builds_without_warnings_and_its_doctests_pass(tmp_path):
     page = (tmp_path / "html" / "notebooks" / "01_quickstart.html").read_text()
     assert "_static/MathJax.js" in page and "cdn.jsdelivr" not in page
     assert (tmp_path / "html" / "_static" / "MathJax.js").is_file()
+    # MathJax 2 loads the configuration the script names, else shows raw LaTeX
+    config = re.search(r"_static/MathJax\.js\?config=([\w-]+)", page).group(1)
+    assert (tmp_path / "html" / "_static" / "config" / f"{config}.js").is_file(), config
+    # and reads MyST's formulas (class "math") inside its ignored sections
+    assert re.search(r'MathJax\.Hub\.Config\(.*"processClass": "[\w|]*\bmath\b', page), \
+        "no MathJax 2 configuration that processes MyST's math"
+    # the stylesheet that wraps wide code blocks
+    assert "_static/gelu_numba.css" in page and (tmp_path / "html" / "_static" / "gelu_numba.css").is_file()
     # the doctest builder ran the API pages' examples
     output = (tmp_path / "doctest" / "output.txt").read_text()
     assert "0 failures in tests" in output and " tests" in output
