@@ -148,12 +148,14 @@ def _kernel_ptx(kernel_fn, ty, nin):
     return ptx
 
 
-def _flat_kernel_ptx(record, ty, fp64=False):
+def _flat_kernel_ptx(record, ty, fp64=False, vec4=False):
     """PTX (cc 9.0) of the kernel ``gelu_numba.gpu`` launches on contiguous
     arrays (the fast launch's): the grid-stride loop over ``UNROLL``
     elements per trip, around catalog record ``record``'s device function
     (``fp64``: the float32 loop of a device with full-rate FP64, the
-    float64-arithmetic kernel, its tables an argument)."""
+    float64-arithmetic kernel, its tables an argument; ``vec4``: its
+    16-byte loads and stores, what float32 operands all 16-byte aligned
+    take)."""
     from numba import cuda, float64
 
     from gelu_numba.targets import cuda as target
@@ -164,7 +166,7 @@ def _flat_kernel_ptx(record, ty, fp64=False):
         gf = target.gpu_function(record.name)
     else:
         gf = target.GpuFunction(record.name, target.device_function(record), record.nin, "")
-    kernel = gf.kernel(loop, layout, fp64=fp64)
+    kernel = gf.kernel(loop, layout, fp64=fp64, vec4=vec4)
     argtypes = [ty[::1]] * (record.nin + 1)
     if gf.tables_argument(loop, layout, fp64=fp64):
         argtypes.insert(record.nin, float64[::1])
@@ -172,13 +174,14 @@ def _flat_kernel_ptx(record, ty, fp64=False):
     return ptx
 
 
-def lean_kernel(name, flat):
+def lean_kernel(name, flat, vec4=False):
     """``(kernel, table)``: the Python function of a kernel around the lean
     float32 kernel of ``name`` (:mod:`gelu_numba.kernels.lean32`), its
     table an argument after the inputs (``kernel(a0[, a1], table, out)``),
     for ``cuda.jit`` or ``cuda.compile_ptx``: one element per thread, or
     (``flat``) the kernel ``gelu_numba.gpu`` launches on contiguous arrays
-    on a device without full-rate FP64."""
+    on a device without full-rate FP64 (``vec4``: its 16-byte loads and
+    stores, what operands all 16-byte aligned take)."""
     from numba import cuda
 
     from gelu_numba import catalog
@@ -187,7 +190,8 @@ def lean_kernel(name, flat):
     table = catalog.lookup(name).lean32[1]
     gf = target.gpu_function(name)
     if flat:
-        return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean32=True).py_func, table
+        return gf.kernel("f", target.flat_layout(gf.nin), fp64=False, lean32=True,
+                         vec4=vec4).py_func, table
     args = ", ".join(f"a{k}" for k in range(gf.nin))
     loads = ", ".join(f"a{k}[i]" for k in range(gf.nin))
     source = (f"def kernel({args}, tab, out):\n    i = cuda.grid(1)\n"
@@ -197,11 +201,11 @@ def lean_kernel(name, flat):
     return scope["kernel"], table
 
 
-def _lean_ptx(record, flat):
+def _lean_ptx(record, flat, vec4=False):
     """PTX (cc 9.0) of :func:`lean_kernel`."""
     from numba import cuda, float32
 
-    kernel, _ = lean_kernel(record.name, flat)
+    kernel, _ = lean_kernel(record.name, flat, vec4)
     ptx, _ = cuda.compile_ptx(kernel, (float32[::1],) * (record.nin + 2), cc=(9, 0))
     return ptx
 
@@ -357,14 +361,18 @@ def count(record, variant: str) -> dict:
     the GPU's float32 kernel; ``k32``: the CPU's float32 kernel, float64
     arithmetic; ``k64``: the float64 kernel, general form; ``k64o``: its
     ordinary form, what a warp all in range runs): the one-element kernel's hot
-    path, and per element of the launched kernel's unrolled loop."""
+    path, and per element of the launched kernel's unrolled loop.  The
+    float32 loops are those of operands all 16-byte aligned (16-byte loads
+    and stores); the float32 variants with :data:`FLAT` appended
+    (``"k32 flat"``) count the loop of 4-byte loads the others take."""
     import dataclasses
 
     from numba import float32, float64
 
+    variant, flat = variant.removesuffix(FLAT), variant.endswith(FLAT)
     if variant == "lean32":
-        return _counts(record, *_sass(_lean_ptx(record, False)), *_sass(_lean_ptx(record, True)),
-                       "float32")
+        return _counts(record, *_sass(_lean_ptx(record, False)),
+                       *_sass(_lean_ptx(record, True, vec4=not flat)), "float32")
     if variant == "k64o":
         # the ordinary form alone: what a warp all in range runs (the
         # launched kernel holds both forms and chooses by a warp vote)
@@ -377,11 +385,12 @@ def count(record, variant: str) -> dict:
     # the launched kernel: the record as gelu_numba.gpu compiles it; the
     # CPU's float32 kernel as a device with full-rate FP64 runs it, or in
     # its place where the record has no other
+    vec4 = dtype == "float32" and not flat
     if variant == "k32" and record.gpu32 is not None:
-        loop_sass, loop_regs = _sass(_flat_kernel_ptx(record, ty, fp64=True))
+        loop_sass, loop_regs = _sass(_flat_kernel_ptx(record, ty, fp64=True, vec4=vec4))
     else:
         launched = record if variant != "k32" else dataclasses.replace(record, gpu32=None)
-        loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty))
+        loop_sass, loop_regs = _sass(_flat_kernel_ptx(launched, ty, vec4=vec4))
     return _counts(record, sass, regs, loop_sass, loop_regs, dtype)
 
 
@@ -536,6 +545,10 @@ _LABELS = {"lean32": "float32, float32 arithmetic, one table row, no division "
            "k32": "float32, float64 arithmetic (the CPU's; GPUs with full-rate FP64)",
            "k64": "float64 (a warp with an element out of range)",
            "k64o": "float64, ordinary form (a warp all in range: 2**-900 <= abs(x) < 4)"}
+#: appended to a float32 variant: its loop of 4-byte loads (operands not all
+#: 16-byte aligned; every float32 launch before the 16-byte loads)
+FLAT = " flat"
+_LABELS.update({v + FLAT: _LABELS[v] + ", 4-byte loads" for v in ("lean32", "gpu32", "k32")})
 
 
 def versions(name: str):
@@ -593,12 +606,18 @@ MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / \
     "gpu_throughput_h200.md"
 
 
-def _measured_kernel(name, dtype, full_fp64):
+def _measured_kernel(name, dtype, full_fp64, vec4=True):
     """``(function, variant or 2-byte format)`` that the throughput
     report's row ``name``/``dtype`` timed (the row names of
-    :mod:`analysis.gpu_throughput`), or None (a peer's row)."""
+    :mod:`analysis.gpu_throughput`), or None (a peer's row).  ``vec4``:
+    whether the report's float32 rows timed the 16-byte loads (a report
+    that does not say so is of the loops of 4-byte loads)."""
     from analysis import gpu_throughput as gt
 
+    if dtype == "float32" and (not vec4 or name.endswith(gt.F32_NARROW_TAG)):
+        name = name.removesuffix(" " + gt.F32_NARROW_TAG)
+        key = _measured_kernel(name, dtype, full_fp64)
+        return None if key is None else (key[0], key[1] + FLAT)
     base = name.split(" (")[0]
     if base not in CORE:
         return None
@@ -615,18 +634,22 @@ def _measured_kernel(name, dtype, full_fp64):
     return (base, "k32" if full_fp64 else "gpu32") if name == base else None
 
 
-def calibration(counts, path=MEASURED, size="2^28") -> str:
+def calibration(counts, path=MEASURED, size="2^28", compute=False) -> str:
     """Each kernel's measured speed at ``size`` in the throughput report at
     ``path`` beside its issue bound as :func:`count` counts it now (the
     report's device: 132 SMs at 1.98 GHz, as the bound assumes, for an
     H100 SXM or an H200), and beside the copy's rate of the same bytes
     from the same report: which of the two limits each kernel, and how
-    close it comes."""
+    close it comes.  ``compute``: count the kernels a row timed that
+    ``counts`` lacks (into it), rather than leave the row out."""
+    from analysis import gpu_throughput as gt
+    from gelu_numba import catalog
     from gelu_numba.targets.cuda import FULL_RATE_FP64
 
     text = Path(path).read_text()
     cc = re.search(r"compute capability (\d+)\.(\d+)", text)
     full_fp64 = bool(cc) and (int(cc.group(1)), int(cc.group(2))) in FULL_RATE_FP64
+    vec4 = gt.VEC4_MARK in text
     stamp = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d) UTC", text)
     lines = [f"Against the measurement of {text.splitlines()[0].lstrip('# ')} "
              f"({Path(path).name}, {stamp.group(1) if stamp else 'undated'}, {size} elements, "
@@ -645,7 +668,9 @@ def calibration(counts, path=MEASURED, size="2^28") -> str:
         if len(cells) != 8 or cells[2] != size or not cells[0].startswith("`"):
             continue
         name, dtype = cells[0].strip("`"), cells[1]
-        key = _measured_kernel(name, dtype, full_fp64)
+        key = _measured_kernel(name, dtype, full_fp64, vec4)
+        if key is not None and key not in counts and compute and dtype not in HALF_FORMATS:
+            counts[key] = count(catalog.lookup(key[0]), key[1])
         if key is None or key not in counts:
             continue
         c = counts[key]
@@ -690,7 +715,7 @@ def main(argv=None) -> int:
                  f"{args.frontier}): SASS per element of the launched loop on sm_90, "
                  "max ulp from that GPU sweep\n\n" + frontier(args.frontier, counts) + "\n")
     for measured in args.measured or ():
-        text += "\n" + calibration(counts, measured) + "\n"
+        text += "\n" + calibration(counts, measured, compute=True) + "\n"
     print(text)
     if args.out:
         import numba_cuda

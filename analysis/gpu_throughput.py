@@ -293,8 +293,16 @@ LEAN_WIDE = "gelu (lean32, x spread 8x)"
 #: launched (2026-11-26 08:31 and earlier), which analysis.gpu_docs reads
 OLD_LEAN_TAG = "(lean32: one table row, not launched yet)"
 OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
-#: the forced choices of each tag (GpuFunction.variant's arguments)
-FORCED = {LEAN_TAG: {"fp64": False, "lean32": True}, F32_TAG: {"fp64": False, "lean32": False}}
+#: the forced choices of each tag (GpuFunction.variant's arguments); each
+#: the kernel of 16-byte loads, what aligned operands launch
+FORCED = {LEAN_TAG: {"fp64": False, "lean32": True, "vec4": True},
+          F32_TAG: {"fp64": False, "lean32": False, "vec4": True}}
+#: the words of a report whose float32 rows timed the loops of 16-byte loads
+#: and stores (analysis.gpu_sass counts the kernels a report names)
+VEC4_MARK = "16-byte loads and stores"
+#: the launched float32 call on views one element into their arrays: not
+#: 16-byte aligned, so the loop of 4-byte loads (a tensor's view, say)
+F32_NARROW_TAG = "(4-byte loads: unaligned operands)"
 #: the lean kernel with its table copied into each block's shared memory
 #: (gelu_numba.targets.cuda.lean_shared: the same bits, not launched), on
 #: standard-normal data and spread 8x
@@ -321,7 +329,8 @@ def _forced_call(f, args, out, stream, **choice):
     from gelu_numba.targets import cuda as target
 
     layout = target.flat_layout(f.nin)
-    kernel = f.kernel("f", layout, **choice)
+    vec4 = choice.pop("vec4", False)
+    kernel = f.kernel("f", layout, vec4=vec4, **choice)
     fixed = tuple(f.fixed_arguments("f", layout, **choice).values())
     blocks, threads = target.launch_config(out.size)
     return lambda: kernel[blocks, threads, stream](*args, *fixed, out)
@@ -370,6 +379,15 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                 rows.append(_row(name, dt, n, t, nbytes, copy_bw))
                 if dt == "float32" and name != "soi_map" and \
                         catalog.lookup(name).lean32 is not None:
+                    # (the same n values, one element into arrays of n + 1)
+                    views = [cuda.to_device(np.concatenate([host[:1], a]))[1:]
+                             for a in (host, host[::-1])[:f.nin]]
+                    shifted = cuda.device_array(n + 1, host.dtype)[1:]
+                    t = _event_time(lambda f=f, views=views, shifted=shifted:
+                                    f(*views, out=shifted, stream=stream),
+                                    rounds, batch, cuda, stream)
+                    rows.append(_row(f"{name} {F32_NARROW_TAG}", dt, n, t, nbytes, copy_bw))
+                    del views, shifted
                     for tag, choice in FORCED.items():
                         t = _event_time(_forced_call(f, args, out, stream, **choice),
                                         rounds, batch, cuda, stream)
@@ -536,11 +554,13 @@ def registers(gpu, names, simulated=False):
     the simulator, which still walks the kernels' keys)."""
     out = {}
     for name in names:
-        for (loop, layout, _unroll, fp64), k in getattr(gpu, name)._kernels.items():
+        for (loop, layout, _unroll, variant, vec4), k in getattr(gpu, name)._kernels.items():
             regs = {} if simulated else k.get_regs_per_thread()
-            kind = ("float64" if loop == "d" else
-                    "float32 (float64 arithmetic)" if fp64 else "float32")
-            out[f"{name} {kind}{'' if layout[0] else ' (N-D)'}"] = sorted(set(regs.values()))
+            kind = "float64" if loop == "d" else {
+                "fp64": "float32 (float64 arithmetic)", "lean32": "float32 (lean32)",
+                "gpu32": "float32 (float32 arithmetic)"}.get(variant, "float32")
+            shape = " 16-byte loads" if vec4 else "" if layout[0] else " (N-D)"
+            out[f"{name} {kind}{shape}"] = sorted(set(regs.values()))
     return out
 
 
@@ -552,7 +572,9 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accu
              f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.  Input on the device, "
              "`out=` preallocated; time per call from CUDA events around back-to-back "
              "calls, median of the rounds.  Fraction: bandwidth over that of a "
-             "device-to-device copy of the same array (bytes = inputs + output).",
+             "device-to-device copy of the same array (bytes = inputs + output).  "
+             f"float32: {VEC4_MARK} (every operand 16-byte aligned) but in the "
+             f"`{F32_NARROW_TAG}` rows.",
              "",
              "| function | dtype | n | time (µs) | G elem/s | GB/s | copy GB/s | of copy |",
              "|---|---|---|---|---|---|---|---|"]

@@ -241,15 +241,17 @@ class Recorder:
     agree = True
 
     def __init__(self, dispatcher, nin, loop, fixed=None):
-        self.nin, self.loop = nin, loop
+        self.nin, self.loop, self.dispatcher = nin, loop, dispatcher
         assert not fixed        # (these functions' kernels take no tables)
         Recorder.built.append((loop, dispatcher))
 
     def __call__(self, pointers, n, stream):
         Recorder.launches.append((self.loop, pointers, n, stream))
+        Recorder.launched_by.append(self)
 
     def on_handle(self, pointers, n, handle):
         Recorder.launches.append((self.loop, pointers, n, ("handle", handle)))
+        Recorder.launched_by.append(self)
 
     def agrees(self, inputs, general):
         return Recorder.agree
@@ -272,7 +274,7 @@ def fake_driver(monkeypatch):
         return array
 
     monkeypatch.setattr(cuda, "device_array", device_array)
-    Recorder.launches, Recorder.built, Recorder.agree = [], [], True
+    Recorder.launches, Recorder.built, Recorder.launched_by, Recorder.agree = [], [], [], True
     fresh = {name: target.GpuFunction(name, getattr(gpu, name).device, getattr(gpu, name).nin, "")
              for name in ("gelu", "gelu_backward")}
     return fresh, allocated
@@ -437,10 +439,31 @@ def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
     f["gelu"](x)
     monkeypatch.setattr(launch, "THREADS_PER_BLOCK", 512)
     f["gelu"](x)
-    assert len(Recorder.built) == 3
+    # three float32 launchers, each a 16-byte-load launch and a flat one
+    assert len(Recorder.built) == 6
+    flat = [dispatcher for _, dispatcher in Recorder.built[1::2]]
     # each with the kernel of the unroll factor of its time
-    assert Recorder.built[0][1] is not Recorder.built[1][1]
-    assert Recorder.built[1][1] is Recorder.built[2][1]
+    assert flat[0] is not flat[1]
+    assert flat[1] is flat[2]
+
+
+def test_float32_takes_16_byte_loads_where_every_operand_is_16_byte_aligned(fake_driver):
+    f, _ = fake_driver
+    layout = target.flat_layout(2)
+    launcher = f["gelu_backward"].fast_launcher("f")
+    assert isinstance(launcher, fast_launch.AlignedLaunch) and launcher.alignment == 16
+    assert launcher.wide.dispatcher is f["gelu_backward"].kernel("f", layout, vec4=True)
+    assert launcher.narrow.dispatcher is f["gelu_backward"].kernel("f", layout)
+    # a view one element in (4 bytes) is not aligned, nor 8 bytes in
+    for pointers, kernel in [((0x100, 0x200, 0x300), launcher.wide),
+                             ((0x104, 0x200, 0x300), launcher.narrow),
+                             ((0x100, 0x200, 0x308), launcher.narrow)]:
+        f["gelu_backward"](Cai((6,), ptr=pointers[0]), Cai((6,), ptr=pointers[1]),
+                           out=Cai((6,), ptr=pointers[2]))
+        assert Recorder.launched_by[-1] is kernel
+        assert Recorder.launches[-1] == ("f", pointers, 6, 0)
+    # float64 keeps the one launch (16 bytes are two elements)
+    assert isinstance(f["gelu"].fast_launcher("d"), Recorder)
 
 
 @pytest.mark.parametrize("name, nin", [("gelu", 1), ("gelu_backward", 2)])

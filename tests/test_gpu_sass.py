@@ -203,12 +203,15 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
         "| `gelu` | bfloat16 | 2^28 | 1 | 485 | 1 | 3.96e+03 | 49% |\n"
         "| `torch_gelu` | float32 | 2^28 | 1 | 523 | 1 | 4.15e+03 | 101% |\n")
     flight = {"in_flight": 16, "loop_regs": 32}       # 32 KB per SM: copy-bound here
-    counts = {("gelu", "k32"): {"loop": 97, "loop_fp64": 42, "h100_bound_gelems": 345.0,
-                                **flight},
-              ("gelu", "lean32"): {"loop": 87.5, "loop_fp64": 0, "h100_bound_gelems": 382.0,
-                                   "in_flight": 2, "loop_regs": 32},
-              ("gelu_backward", "gpu32"): {"loop": 190, "loop_fp64": 0,
-                                           "h100_bound_gelems": 176.0, **flight},
+    # (a report that does not say its float32 rows timed 16-byte loads timed
+    # the loops of 4-byte loads: the variants' " flat" counts)
+    counts = {("gelu", "k32 flat"): {"loop": 97, "loop_fp64": 42, "h100_bound_gelems": 345.0,
+                                     **flight},
+              ("gelu", "lean32 flat"): {"loop": 87.5, "loop_fp64": 0,
+                                        "h100_bound_gelems": 382.0, "in_flight": 2,
+                                        "loop_regs": 32},
+              ("gelu_backward", "gpu32 flat"): {"loop": 190, "loop_fp64": 0,
+                                                "h100_bound_gelems": 176.0, **flight},
               ("gelu", "k64"): {"loop": 337.5, "loop_fp64": 186, "h100_bound_gelems": 90.0,
                                 **flight},
               ("gelu", "bfloat16"): {"loop": 15, "loop_fp64": 0, "h100_bound_gelems": 2230.0,
@@ -219,7 +222,7 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
             for line in out.splitlines() if line.startswith("| `")}
     assert "2026-11-26 08:31" in out and "full-rate FP64" in out
     assert len(rows) == 5                                   # not 2^26, not the peer
-    k32 = rows[("`gelu`", "float32", gpu_sass._LABELS["k32"])]
+    k32 = rows[("`gelu`", "float32", gpu_sass._LABELS["k32 flat"])]
     assert k32[5:10] == ["345", f"{4150 / 8:.0f}", "247", f"{247 / 345:.0%}",
                          f"{247 / 345:.0%}"]
     # Little's law: 16 bytes a thread, 2048 threads (32 registers), 132
@@ -227,18 +230,33 @@ def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
     # of the three bounds
     latency = 132 * 16 * 2048 / gpu_sass.LOADED_LATENCY_S / 4 / 1e9
     assert k32[10:] == ["32", f"{latency:.0f}", "345", f"{247 / 345:.0%}"]
-    lean = rows[(f"`gelu {gt.LEAN_TAG}`", "float32", gpu_sass._LABELS["lean32"])]
+    lean = rows[(f"`gelu {gt.LEAN_TAG}`", "float32", gpu_sass._LABELS["lean32 flat"])]
     assert lean[8] == f"{273 / 382:.0%}"
     # (2 bytes in flight a thread: latency-bound below its issue bound)
     assert lean[11] == lean[12] == f"{latency / 8:.0f}"
     assert lean[-1] == f"{273 / (latency / 8):.0%}"
-    back = rows[(f"`gelu_backward {gt.OLD_F32_TAG}`", "float32", gpu_sass._LABELS["gpu32"])]
+    back = rows[(f"`gelu_backward {gt.OLD_F32_TAG}`", "float32",
+                 gpu_sass._LABELS["gpu32 flat"])]
     assert back[6] == f"{4150 / 12:.0f}"                    # three float32 arrays
     assert (f"`{gt.WIDE}`", "float64", gpu_sass._LABELS["k64"]) in rows
     half = rows[("`gelu`", "bfloat16", gpu_sass._half_label("bfloat16"))]
     # (copy-bound side: the copy's rate of 2-byte elements is below the bound)
     assert half[6] == f"{3960 / 4:.0f}" and half[9] == f"{485 / (3960 / 4):.0%}"
     assert half[-1] == f"{485 / (3960 / 4):.0%}"
+    # a report of 16-byte loads: its float32 rows are the launched counts,
+    # but those of views not 16-byte aligned, which take 4-byte loads
+    report.write_text(report.read_text().replace(
+        "08:31 UTC.", f"08:31 UTC.  float32: {gt.VEC4_MARK}.")
+        + f"| `gelu {gt.F32_NARROW_TAG}` | float32 | 2^28 | 1 | 200 | 1 | 4.15e+03 | 39% |\n")
+    counts = {(name, variant.removesuffix(" flat")): c for (name, variant), c in counts.items()}
+    counts[("gelu", "k32 flat")] = {"loop": 120, "loop_fp64": 42, "h100_bound_gelems": 279.0,
+                                    **flight}
+    out = gpu_sass.calibration(counts, report)
+    rows = {tuple(c.strip() for c in line.strip("|").split("|"))[:3]
+            for line in out.splitlines() if line.startswith("| `")}
+    assert {("`gelu`", "float32", gpu_sass._LABELS["k32"]),
+            (f"`gelu {gt.F32_NARROW_TAG}`", "float32", gpu_sass._LABELS["k32 flat"]),
+            (f"`gelu {gt.LEAN_TAG}`", "float32", gpu_sass._LABELS["lean32"])} <= rows
 
 
 def test_bytes_in_flight_stop_at_the_first_use_of_a_load():

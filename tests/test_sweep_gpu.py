@@ -187,8 +187,10 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     rows = gpu_throughput.measure(["gelu"], [64], 1, 1, cuda, gpu, peers=peers)
     by = {(r["function"], r["dtype"]): r for r in rows}
     # beside float32 gelu, the lean kernel and the device functions'
-    # float32-arithmetic one, forced (the lean one on wide data too)
+    # float32-arithmetic one, forced (the lean one on wide data too), and
+    # the launched one on views not 16-byte aligned
     assert set(by) == {("gelu", "float32"), ("gelu", "float64"), ("own_gelu", "float32"),
+                       (f"gelu {gpu_throughput.F32_NARROW_TAG}", "float32"),
                        ("own_gelu_backward", "float32"), (gpu_throughput.WIDE, "float64"),
                        (f"gelu {gpu_throughput.F32_TAG}", "float32"),
                        (f"gelu {gpu_throughput.LEAN_TAG}", "float32"),
@@ -206,7 +208,8 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
                                   peers=[Peer("broken", "gelu", ("float32",), broken, None)],
                                   dtypes=("float32",))
     assert [(r["function"], r["dtype"]) for r in only] == [
-        ("gelu", "float32"), (f"gelu {gpu_throughput.LEAN_TAG}", "float32"),
+        ("gelu", "float32"), (f"gelu {gpu_throughput.F32_NARROW_TAG}", "float32"),
+        (f"gelu {gpu_throughput.LEAN_TAG}", "float32"),
         (f"gelu {gpu_throughput.F32_TAG}", "float32"), (gpu_throughput.LEAN_WIDE, "float32")]
     acc = {"gpu": "simulator", "results": [
         sweep_gpu.sweep_gpu("gelu", 2**32 // 7 + 1, progress=False)]}
@@ -215,6 +218,8 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert "`own_gelu_backward` (host-timed)" in text
     assert "peer `torch_gelu` not measured: no CUDA" in text
     assert "Exhaustive float32 accuracy on simulator" in text
+    # (analysis.gpu_sass reads which float32 loops the run timed from it)
+    assert gpu_throughput.VEC4_MARK in text
 
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_backward", "ndtr"])

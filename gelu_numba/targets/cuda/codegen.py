@@ -132,7 +132,45 @@ def flat_fields(nin, unroll, tables=None, passed=None, shared=None):
     return {"args": args, "last": unroll - 1, "unroll": unroll,
             "offsets": "\n".join(offsets), "setup": setup, "loads": "\n".join(loads),
             "stores": "\n".join(stores),
-            "tail": ", ".join(f"cast({n}[i])" for n in names) + extra}
+            "tail": ", ".join(f"cast({n}[i])" for n in names) + extra, "extra": extra}
+
+
+# Contiguous float32 operands whose data are all 16-byte aligned: one
+# 16-byte load of each input per thread and trip (four elements,
+# :mod:`~gelu_numba.targets.cuda.vector_io`), so all of its bytes are in
+# flight at once, and one 16-byte store; the last ``n % 4`` elements one
+# at a time after the loop, by the first threads of the grid.
+VEC4_LOOP = """
+def kernel({args}, out):
+    n = np.uint64(out.size)
+    nv = n // np.uint64(4)
+    step = np.uint64(cuda.gridsize(1))
+    first = np.uint64(cuda.grid(1))
+    i = first
+{setup}
+    while i < nv:
+{loads}
+{stores}
+        i += step
+    i = nv * np.uint64(4) + first
+    while i < n:
+        out[i] = dev({tail})
+        i += step
+"""
+
+
+def vec4_fields(nin, tables=None, passed=None, shared=None):
+    """Fields of :data:`VEC4_LOOP`: those of :func:`flat_fields` (same
+    arguments, tables and shared copy) with the loop's loads and store
+    16 bytes wide."""
+    fields = flat_fields(nin, 4, tables, passed, shared)
+    extra = fields["extra"]   # what each call of dev takes after the inputs
+    pad = " " * 8
+    loads = [f"{pad}" + ", ".join(f"v{k}_{u}" for u in range(4)) + f" = load4(a{k}, i)"
+             for k in range(nin)]
+    results = ", ".join("dev(" + ", ".join(f"v{k}_{u}" for k in range(nin)) + extra + ")"
+                        for u in range(4))
+    return dict(fields, loads="\n".join(loads), stores=f"{pad}store4(out, i, {results})")
 
 
 def loop_fields(layout, nin, pad, passed=None):

@@ -41,9 +41,10 @@ from gelu_numba.targets.cuda.launch import grid_blocks, sm_count
 _FLOAT = dtypes.LOOP_DTYPES
 
 #: the probe of special and ordinary values on which a float launcher must
-#: give the general path's bits before its first use
+#: give the general path's bits before its first use (1,027 of them: not a
+#: multiple of 4 or 8, so that the loops' tails run too)
 PROBE = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -3.5, 7.25, -10.0, 40.0, -40.0, 1e-30, -1e-30,
-                  np.inf, -np.inf, np.nan] + list(np.linspace(-8, 8, 1009)))
+                  np.inf, -np.inf, np.nan] + list(np.linspace(-8, 8, 1012)))
 
 
 def checked_launcher(label, build, agrees):
@@ -301,3 +302,29 @@ class FastLaunch:
              xs[0].size, 0)
         general(xs, slow)
         return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()
+
+
+def aligned(addresses, alignment):
+    """Whether every one of the device ``addresses`` is a multiple of
+    ``alignment`` bytes (a PyTorch, CuPy or numba allocation is, for 8 and
+    16; a view that starts at another element may not be)."""
+    return all(p % alignment == 0 for p in addresses)
+
+
+class AlignedLaunch:
+    """Two :class:`FastLaunch` of one function: ``wide`` (a kernel whose
+    vector loads need every operand on an ``alignment``-byte boundary)
+    where every pointer is, else ``narrow``."""
+
+    def __init__(self, wide, narrow, alignment):
+        self.wide, self.narrow, self.alignment = wide, narrow, alignment
+
+    def __call__(self, pointers, n, stream):
+        (self.wide if aligned(pointers, self.alignment) else self.narrow)(pointers, n, stream)
+
+    def on_handle(self, pointers, n, handle):
+        (self.wide if aligned(pointers, self.alignment) else self.narrow).on_handle(
+            pointers, n, handle)
+
+    def agrees(self, inputs, general):
+        return self.wide.agrees(inputs, general) and self.narrow.agrees(inputs, general)

@@ -20,9 +20,10 @@ from numba import cuda
 from gelu_numba import catalog
 from gelu_numba.targets import dtypes
 # (modules whose values the tests and tools set: read at each use)
-from gelu_numba.targets.cuda import caller, fast_launch, launch, variants
+from gelu_numba.targets.cuda import caller, fast_launch, launch, variants, vector_io
 from gelu_numba.targets.cuda.codegen import (
-    CAST, ELEMENTWISE, FLAT_LOOP, flat_fields, flat_layout, generate, loop_fields,
+    CAST, ELEMENTWISE, FLAT_LOOP, VEC4_LOOP, flat_fields, flat_layout, generate, loop_fields,
+    vec4_fields,
 )
 from gelu_numba.targets.cuda.fast_launch import (
     PROBE, checked_launcher, fast_key, fast_operands, stream_handle,
@@ -31,6 +32,7 @@ from gelu_numba.targets.cuda.inputs import (
     broadcast_shape, operands, prepare_inputs, prepare_out,
 )
 from gelu_numba.targets.cuda.variants import device, lean_device, tabled_device
+from gelu_numba.targets.cuda.vector_io import load4, store4
 
 _FLOAT = dtypes.LOOP_DTYPES
 
@@ -148,27 +150,37 @@ class GpuFunction:
             return {self.nin: variants.lean_table(self.__name__, variants.device_key())}
         return {}
 
-    def kernel(self, loop, layout, fp64=None, lean32=None):
+    def kernel(self, loop, layout, fp64=None, lean32=None, vec4=False):
         """The ``@cuda.jit`` kernel of loop ``loop`` over operands laid out
         as ``layout`` (see :func:`~gelu_numba.targets.cuda.inputs.operands`),
         generated on first use: the float32 kernel of :meth:`variant` (its
         tables or table, where it takes them as an argument:
-        :meth:`fixed_arguments`)."""
+        :meth:`fixed_arguments`).  ``vec4``: the float32 flat loop with
+        16-byte loads and stores (:data:`~gelu_numba.targets.cuda.codegen.VEC4_LOOP`:
+        same arguments and bits; its operands' data 16-byte aligned), a
+        variant ``analysis.gpu_throughput`` times, not launched."""
         variant = self.variant(loop, fp64, lean32)
-        key = (loop, layout, launch.UNROLL, variant)
+        if vec4 and not (loop == "f" and layout[0]):
+            raise ValueError("16-byte loads are for the float32 loop on contiguous operands")
+        key = (loop, layout, launch.UNROLL, variant, vec4)
         kernel = self._kernels.get(key)
         if kernel is None:
             tables = variant == "fp64" and self.tables_argument(loop, layout, True)
             dev = (self.fp64_tables[0]() if tables else self.fp64_device()
                    if variant == "fp64" else self.lean32() if variant == "lean32" else self.device)
-            scope = {"dev": dev, "cast": CAST[loop]}
+            scope = {"dev": dev, "cast": CAST[loop], "load4": load4, "store4": store4}
             passed = "tab" if variant == "lean32" else None
+            template = VEC4_LOOP if vec4 else FLAT_LOOP
+
+            def fields(tables=None, passed=None):
+                if vec4:
+                    return vec4_fields(self.nin, tables, passed)
+                return flat_fields(self.nin, launch.UNROLL, tables, passed)
+
             if tables:
-                kernel = generate(FLAT_LOOP, scope, **flat_fields(self.nin, launch.UNROLL,
-                                                               self.fp64_tables[1]))
+                kernel = generate(template, scope, **fields(self.fp64_tables[1]))
             elif layout[0]:
-                kernel = generate(FLAT_LOOP, scope, **flat_fields(self.nin, launch.UNROLL,
-                                                               passed=passed))
+                kernel = generate(template, scope, **fields(passed=passed))
             else:
                 kernel = generate(ELEMENTWISE, scope,
                                   **loop_fields(layout, self.nin, 8, passed=passed))
@@ -221,10 +233,19 @@ class GpuFunction:
             pass
         probe = PROBE.astype(_FLOAT[loop])
         layout = flat_layout(self.nin)
+
+        def build():
+            fixed = self.fixed_arguments(loop, layout)
+            flat = fast_launch.FastLaunch(self.kernel(loop, layout), self.nin, loop, fixed=fixed)
+            if loop != "f":
+                return flat
+            # float32: 16-byte loads and stores where every operand allows
+            return fast_launch.AlignedLaunch(
+                fast_launch.FastLaunch(self.kernel(loop, layout, vec4=True), self.nin, loop,
+                                       fixed=fixed), flat, vector_io.ALIGNMENT)
+
         launcher = checked_launcher(
-            f"gelu_numba.gpu.{self.__name__}",
-            lambda: fast_launch.FastLaunch(self.kernel(loop, layout), self.nin, loop,
-                                           fixed=self.fixed_arguments(loop, layout)),
+            f"gelu_numba.gpu.{self.__name__}", build,
             lambda fast: fast.agrees([probe] * self.nin,
                                      lambda xs, out: self._call(tuple(xs), out, 0)))
         self._fast[key] = launcher

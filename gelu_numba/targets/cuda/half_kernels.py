@@ -34,6 +34,7 @@ from gelu_numba.targets import half_loops as half
 # (modules whose values the tests and tools set: read at each use)
 from gelu_numba.targets.cuda import fast_launch, launch
 from gelu_numba.targets.cuda.codegen import FLAT_LOOP, flat_fields, generate
+from gelu_numba.targets.cuda.fast_launch import AlignedLaunch
 
 # One element of each kernel, as a device function of the bits and the table.
 @cuda.jit(device=True)
@@ -85,6 +86,8 @@ LANES = 4
 #: times what one 2-byte load per thread keeps (an SM's share of the
 #: memory's bandwidth times its latency: analysis.gpu_sass.latency_bound)
 WORDS = 2
+#: the bytes of a word, the alignment the wide kernels need
+WORD_BYTES = 8
 _MASK = np.uint64(0xFFFF)
 
 
@@ -228,7 +231,7 @@ def aligned(addresses):
     """Whether the wide kernels may take operands at ``addresses``: every
     one on an 8-byte boundary (a PyTorch or CuPy allocation is; a view
     that starts at an odd element is not)."""
-    return all(p % 8 == 0 for p in addresses)
+    return fast_launch.aligned(addresses, WORD_BYTES)
 
 
 def wide_operands(arrays, n):
@@ -274,31 +277,14 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
     return out
 
 
-class AlignedLaunch:
-    """Two :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch` of one
-    function: ``wide`` (the wide kernel) where every pointer is 8-byte
-    aligned, else ``narrow`` (the one-element loop)."""
-
-    def __init__(self, wide, narrow):
-        self.wide, self.narrow = wide, narrow
-
-    def __call__(self, pointers, n, stream):
-        (self.wide if aligned(pointers) else self.narrow)(pointers, n, stream)
-
-    def on_handle(self, pointers, n, handle):
-        (self.wide if aligned(pointers) else self.narrow).on_handle(pointers, n, handle)
-
-    def agrees(self, inputs, general):
-        return self.wide.agrees(inputs, general) and self.narrow.agrees(inputs, general)
-
-
 _FAST = {}
 
 
 def fast_launcher(name, fmt):
     """The fast launch of ``name`` ("gelu", "gelu_grad": :func:`gelu_bits`;
     "gelu_backward": :func:`gelu_backward_bits`) on ``fmt`` bit patterns,
-    for the current device and launch constants: an :class:`AlignedLaunch`
+    for the current device and launch constants: an
+    :class:`~gelu_numba.targets.cuda.fast_launch.AlignedLaunch`
     whose operands are ``(x, out)`` or ``(dy, x, out)`` as 2-byte pointers,
     the table in its place.  Built on first use and checked against the
     general path on every bit pattern; None where there is none (the
@@ -326,7 +312,7 @@ def fast_launcher(name, fmt):
         return AlignedLaunch(
             fast_launch.FastLaunch(wide_kernel(name, fmt, WORDS), nin, None, np.uint16, table,
                                    lanes=LANES),
-            fast_launch.FastLaunch(narrow, nin, None, np.uint16, table))
+            fast_launch.FastLaunch(narrow, nin, None, np.uint16, table), WORD_BYTES)
 
     _FAST[key] = launcher = fast_launch.checked_launcher(
         f"gelu_numba.targets.cuda.half_kernels ({name}, {fmt})", build,
