@@ -216,16 +216,19 @@ class GpuFunction:
     def fast_launcher(self, loop):
         """This function's
         :class:`~gelu_numba.targets.cuda.fast_launch.FastLaunch` for
-        ``loop`` (``"f"`` or ``"d"``) on numba's current device, or None
-        where there is none (the simulator; a launcher that failed its
-        check).  For callers that hold raw device pointers, e.g.
-        :mod:`gelu_numba.targets.torch.kernels` (``FastLaunch.on_handle``)."""
+        ``loop`` (``"f"`` or ``"d"``) on numba's current device (float32:
+        an :class:`~gelu_numba.targets.cuda.fast_launch.AlignedLaunch` of the
+        loops of 16-byte and 4-byte loads, chosen by the pointers' alignment),
+        or None where there is none (the simulator; a launcher that failed
+        its check).  For callers that hold raw device pointers, e.g.
+        :mod:`gelu_numba.targets.torch.kernels` (``on_handle``)."""
         return self._fast_launcher(loop) if fast_launch.FAST_LAUNCH else None
 
     def _fast_launcher(self, loop):
-        """This function's ``FastLaunch`` for ``loop`` on the current
-        device and the current launch constants: built and checked on first
-        use, None if it failed its check."""
+        """This function's launcher (:meth:`fast_launcher`) for ``loop`` on
+        the current device and the current launch constants: built and
+        checked on first use (both loops, for float32), None if it failed
+        its check."""
         key = fast_key(loop)
         try:
             return self._fast[key]
