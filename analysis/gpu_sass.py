@@ -423,7 +423,8 @@ def _counts(record, sass, regs, loop_sass, loop_regs, dtype):
 HALF_VARIANTS = {"": "8-byte words, 2 per trip",
                  "narrow": "one element per trip: unaligned operands",
                  "unrolled": "loads first, x4 per trip: not launched",
-                 "wide4": "8-byte words, 4 per trip: not launched"}
+                 "wide4": "8-byte words, 4 per trip: not launched",
+                 "streaming": "8-byte words, 2 per trip, evict-first hints: not launched"}
 
 
 def count_half(name: str, fmt: str, variant: str = "") -> dict:
@@ -440,9 +441,9 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
     u16, u64 = uint16[::1], uint64[::1]
     nin = 2 if name == "gelu_backward" else 1
     table = u16 if nin == 1 else float64[::1]
-    if variant in ("", "wide4"):
-        words = cuda_half.WORDS if variant == "" else 4
-        fn = cuda_half.wide_kernel(name, fmt, words).py_func
+    if variant in ("", "wide4", "streaming"):
+        words = 4 if variant == "wide4" else cuda_half.WORDS
+        fn = cuda_half.wide_kernel(name, fmt, words, variant == "streaming").py_func
         sig = (u64, u16) * nin + (table, u64, u16)
     else:
         fn = (cuda_half.unrolled_kernel(name, fmt) if variant == "unrolled" else
@@ -623,7 +624,7 @@ def _measured_kernel(name, dtype, full_fp64, vec4=True):
         return None
     if dtype in HALF_FORMATS:
         tags = {gt.HALF_UNROLLED_TAG: "unrolled", gt.HALF_NARROW_TAG: "narrow",
-                gt.HALF_WIDE4_TAG: "wide4"}
+                gt.HALF_WIDE4_TAG: "wide4", gt.HALF_STREAMING_TAG: "streaming"}
         return base, " ".join([dtype] + [v for t, v in tags.items() if name.endswith(t)])
     if dtype == "float64":            # (standard-normal data: ordinary warps)
         return base, "k64" if name == gt.WIDE else "k64o" if name == base else None

@@ -233,7 +233,10 @@ def _copy_kernel(typestr):
 HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
 HALF_NARROW_TAG = "(one element per trip: unaligned operands)"
 HALF_WIDE4_TAG = "(4 words per trip: not launched)"
-HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG)
+#: the wide kernel with its words loaded and stored evict-first, so that the
+#: streamed data leaves the table's lines in L1
+HALF_STREAMING_TAG = "(evict-first loads and stores: not launched)"
+HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG, HALF_STREAMING_TAG)
 
 
 def _half_variant_call(tag):
@@ -243,8 +246,9 @@ def _half_variant_call(tag):
         from gelu_numba.targets import cuda as target
         from gelu_numba.targets.cuda import half_kernels as cuda_half
         table = cuda_half.table_on_device(name, fmt)
-        if tag == HALF_WIDE4_TAG:
-            kernel = cuda_half.wide_kernel(name, fmt, 4)
+        if tag in (HALF_WIDE4_TAG, HALF_STREAMING_TAG):
+            kernel = (cuda_half.wide_kernel(name, fmt, 4) if tag == HALF_WIDE4_TAG else
+                      cuda_half.wide_kernel(name, fmt, cuda_half.WORDS, streaming=True))
             *ins, wout, full = cuda_half.wide_operands((*args, out), out.size)
             blocks, threads = target.launch_config(max(out.size // cuda_half.LANES, 1))
             return lambda: kernel[blocks, threads, stream](*ins, table, wout, full)

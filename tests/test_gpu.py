@@ -596,9 +596,10 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
             kernel[blocks, threads](*arrays[:-1], table, out)
             np.testing.assert_array_equal(out.copy_to_host(), want)
         *ins, wout, full = cuda_half.wide_operands(arrays, bits.size)
-        for words in (1, 4):
+        for words, streaming in ((1, False), (4, False), (cuda_half.WORDS, True)):
             out.copy_to_device(np.zeros(bits.size, np.uint16))
-            cuda_half.wide_kernel(name, fmt, words)[blocks, threads](*ins, table, wout, full)
+            cuda_half.wide_kernel(name, fmt, words, streaming)[blocks, threads](
+                *ins, table, wout, full)
             np.testing.assert_array_equal(out.copy_to_host(), want)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")

@@ -140,7 +140,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
     # one-element loop
     for fmt in ("bfloat16", "float16"):
         for name in ("gelu", "gelu_backward"):
-            for variant in ("narrow", "unrolled", "wide4"):
+            for variant in ("narrow", "unrolled", "wide4", "streaming"):
                 row = rows[(name, gpu_sass._half_label(f"{fmt} {variant}"))]
                 assert 4 <= float(row[6]) <= 50
             assert (float(rows[(name, gpu_sass._half_label(fmt))][6])

@@ -35,6 +35,7 @@ from gelu_numba.targets import half_loops as half
 from gelu_numba.targets.cuda import fast_launch, launch
 from gelu_numba.targets.cuda.codegen import FLAT_LOOP, flat_fields, generate
 from gelu_numba.targets.cuda.fast_launch import AlignedLaunch
+from gelu_numba.targets.cuda.vector_io import load_streaming, store_streaming
 
 # One element of each kernel, as a device function of the bits and the table.
 @cuda.jit(device=True)
@@ -142,7 +143,7 @@ def kernel({args}, table, wout, out):
 
 
 @functools.cache
-def wide_kernel(name, fmt, words):
+def wide_kernel(name, fmt, words, streaming=False):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits, 8-byte words at a time: ``words`` words of each operand
     per thread and trip, loaded (in the source) before any is looked up;
@@ -150,14 +151,19 @@ def wide_kernel(name, fmt, words):
     (``analysis.gpu_sass.bytes_in_flight``).  Arguments:
     each input as (words, elements), the table, then ``out`` the same way
     (:func:`wide_operands`); same bits as :func:`lookup_kernel` and
-    :func:`backward_kernel`."""
+    :func:`backward_kernel`.  ``streaming``: the words loaded and stored
+    with the evict-first hint (:func:`~gelu_numba.targets.cuda.vector_io.load_streaming`),
+    so that the data streaming through L1 leaves the table's lines there: a
+    variant ``analysis.gpu_throughput`` times, not launched."""
     nin = 2 if name == "gelu_backward" else 1
     pad = " " * 8
-    loads = [f"{pad}v{k}_{u} = w{k}[i + s{u}]" for u in range(words) for k in range(nin)]
+    load, store = (("load_streaming(w{k}, i + s{u})", "store_streaming(wout, i + s{u}, r{u})")
+                   if streaming else ("w{k}[i + s{u}]", "wout[i + s{u}] = r{u}"))
+    loads = [f"{pad}v{k}_{u} = " + load.format(k=k, u=u) for u in range(words) for k in range(nin)]
     # (every word's table reads before the first store: ptxas keeps a load
     # below a store it cannot prove apart from the table)
     stores = ([f"{pad}r{u} = word(" + ", ".join(f"v{k}_{u}" for k in range(nin)) + ", table)"
-               for u in range(words)] + [f"{pad}wout[i + s{u}] = r{u}" for u in range(words)])
+               for u in range(words)] + [pad + store.format(u=u) for u in range(words)])
     source = WIDE_LOOP.format(
         args=", ".join(f"w{k}, a{k}" for k in range(nin)), last=words - 1, words=words,
         offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
@@ -165,7 +171,9 @@ def wide_kernel(name, fmt, words):
         tail=", ".join(f"w{k}[i]" for k in range(nin)),
         rest=", ".join(f"a{k}[k]" for k in range(nin)))
     element = _backward_element(fmt) if nin == 2 else _gelu_element
-    return generate(source, {"word": _word(name, fmt), "element": element, "LANES": LANES})
+    return generate(source, {"word": _word(name, fmt), "element": element, "LANES": LANES,
+                             "load_streaming": load_streaming,
+                             "store_streaming": store_streaming})
 
 
 @functools.cache

@@ -1,4 +1,6 @@
-"""16-byte loads and stores of four float32 elements, for kernels.
+"""Memory accesses the kernels shape: 16-byte loads and stores of four
+float32 elements, and loads and stores of streamed data with the
+evict-first cache hint.
 
 ``load4(a, i)`` returns elements ``4i .. 4i+3`` of the contiguous float32
 array ``a`` as a 4-tuple, and ``store4(a, i, x0, x1, x2, x3)`` writes them:
@@ -7,12 +9,19 @@ that a thread has all 16 bytes in flight at once, which ptxas cannot undo
 by interleaving the loads with the arithmetic (as it does with four 4-byte
 loads: ``analysis.gpu_sass.bytes_in_flight``).  The access is declared
 16-byte aligned: the caller checks that the array's data pointer is, since
-a misaligned vector access is an error on the device.  Called from Python
-(numba-cuda's simulator runs kernels as Python), they index the array.
+a misaligned vector access is an error on the device.
+
+``load_streaming(a, i)`` and ``store_streaming(a, i, v)`` access element
+``i`` with ``ld.global.cs`` / ``st.global.cs`` (numba-cuda's ``cuda.ldcs``
+and ``cuda.stcs``): data read or written once, which the caches evict
+first, so that it does not push a kernel's table out of L1.
+
+Called from Python (numba-cuda's simulator runs kernels as Python), they
+all index the array.
 """
 
 from llvmlite import ir
-from numba import types
+from numba import cuda, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
@@ -91,5 +100,31 @@ def _load4_compiled(a, i):
 def _store4_compiled(a, i, x0, x1, x2, x3):
     def impl(a, i, x0, x1, x2, x3):
         _store4(a, i, x0, x1, x2, x3)
+
+    return impl
+
+
+def load_streaming(a, i):
+    """Element ``i`` of ``a``, read once."""
+    return a[i]
+
+
+def store_streaming(a, i, v):
+    """Write ``v`` to element ``i`` of ``a``, written once."""
+    a[i] = v
+
+
+@overload(load_streaming, target="cuda")
+def _load_streaming_compiled(a, i):
+    def impl(a, i):
+        return cuda.ldcs(a, i)
+
+    return impl
+
+
+@overload(store_streaming, target="cuda")
+def _store_streaming_compiled(a, i, v):
+    def impl(a, i, v):
+        cuda.stcs(a, i, v)
 
     return impl
