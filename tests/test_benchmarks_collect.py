@@ -22,6 +22,17 @@ def test_benchmarks_collect():
     assert "test_throughput[gelu-float32-1e+07-gelu_numba]" in proc.stdout
 
 
+def test_keeping_timings_under_xdist_is_refused(tmp_path):
+    # (pytest-benchmark times nothing under pytest-xdist, which the
+    # repository's addopts turn on: a saved run would be empty)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "benchmarks",
+         f"--benchmark-json={tmp_path / 'b.json'}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout[-2000:]
+    assert "add -n 0" in proc.stderr and not (tmp_path / "b.json").exists()
+
+
 def test_report_renders():
     bench = {"extra_info": {"function": "gelu", "dtype": "float32", "n": 1000,
                             "impl": "gelu_numba"}, "stats": {"median": 1e-6}}
