@@ -39,6 +39,9 @@ source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb", ".rst": "restructuredtex
 nb_execution_mode = "force"
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True
+# the notebooks' Markdown outputs (tables of committed results) parsed as
+# MyST, which has tables, not CommonMark, which shows them as text
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "notebooks/README.md"]

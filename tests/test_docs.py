@@ -35,6 +35,10 @@ def test_the_site_builds_without_warnings_and_its_doctests_pass(tmp_path):
     # and reads MyST's formulas (class "math") inside its ignored sections
     assert re.search(r'MathJax\.Hub\.Config\(.*"processClass": "[\w|]*\bmath\b', page), \
         "no MathJax 2 configuration that processes MyST's math"
+    # the notebooks' Markdown outputs (tables of results) parsed by a
+    # format with tables: myst-nb's default, CommonMark, shows them as text
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    assert re.search(r'^nb_render_markdown_format = "(myst|gfm)"', conf, re.M)
     # the stylesheet that wraps wide code blocks
     assert "_static/gelu_numba.css" in page and (tmp_path / "html" / "_static" / "gelu_numba.css").is_file()
     # the doctest builder ran the API pages' examples
