@@ -264,7 +264,7 @@ def fake_driver(monkeypatch):
 
     monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
     monkeypatch.setattr(fast_launch, "FastLaunch", Recorder)
-    monkeypatch.setattr(fast_launch, "_current_device_id", lambda: 0)
+    monkeypatch.setattr(fast_launch, "current_device_id", lambda: 0)
     allocated = []
 
     def device_array(shape, dtype, stream=0):
@@ -297,6 +297,13 @@ class Tensor(Cai):
 
     __module__ = "torch"
     is_cuda = True
+
+    def __init__(self, shape, *args, device_index=0, **kwargs):
+        super().__init__(shape, *args, **kwargs)
+        self.device_index = device_index
+
+    def get_device(self):
+        return self.device_index
 
 
 def test_the_callers_library_allocates_the_output_and_gives_the_stream(fake_driver,
@@ -333,6 +340,37 @@ def test_the_callers_library_allocates_the_output_and_gives_the_stream(fake_driv
     bound = Tensor((2, 3), ptr=0x300, stream=0x99)
     assert target.fast_operands((bound,), 0x77) is None
     assert target.fast_operands((Tensor((2, 3), ptr=0x300, stream=0x77),), 0x77)[0] == "f"
+
+
+def test_a_library_array_on_another_device_runs_on_its_device(fake_driver, monkeypatch):
+    # numba-cuda launches on its current device, which PyTorch's does not
+    # move: the operand's device is made current for the call, then left
+    from gelu_numba.targets.cuda import caller
+    f, _ = fake_driver
+    current, entered = [0], []
+
+    class Device:
+        def __init__(self, index):
+            self.index = index
+
+        def __enter__(self):
+            entered.append(self.index)
+            self.saved, current[0] = current[0], self.index
+
+        def __exit__(self, *exc):
+            current[0] = self.saved
+
+    monkeypatch.setattr(fast_launch, "current_device_id", lambda: current[0])
+    monkeypatch.setattr(cuda, "gpus", {0: Device(0), 1: Device(1)})
+    monkeypatch.setattr(caller, "current_stream", lambda lib, owner: 0x77)
+    launched_on = []
+    monkeypatch.setattr(Recorder, "on_handle", lambda self, pointers, n, handle:
+                        launched_on.append((current[0], pointers)))
+    x, out = Tensor((4,), ptr=0x100, device_index=1), Tensor((4,), ptr=0x200, device_index=1)
+    assert f["gelu"](x, out=out) is out
+    assert entered == [1] and launched_on == [(1, (0x100, 0x200))] and current == [0]
+    f["gelu"](Tensor((4,), ptr=0x300), out=Tensor((4,), ptr=0x400))
+    assert entered == [1] and launched_on[-1] == (0, (0x300, 0x400))
 
 
 def test_a_launcher_that_disagrees_is_dropped(fake_driver):
@@ -497,7 +535,7 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
 
     monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
     monkeypatch.setattr(fast_launch, "FastLaunch", Fake)
-    monkeypatch.setattr(fast_launch, "_current_device_id", lambda: 0)
+    monkeypatch.setattr(fast_launch, "current_device_id", lambda: 0)
     monkeypatch.setattr(cuda_half, "_FAST", {})
     launcher = cuda_half.fast_launcher(name, "bfloat16")
     assert isinstance(launcher, cuda_half.AlignedLaunch)

@@ -9,7 +9,11 @@ operand's device: what the library's own next operation runs on, so that
 ``gpu.gelu(t)`` is ordered with it without a synchronisation and its
 memory is reused by the library's pool.  Operands of numba-cuda and other
 ``__cuda_array_interface__`` objects: a numba device array and the
-default stream, as before.  With an explicit ``stream`` the output is
+default stream, as before.  A library's array tells its device: a call
+whose first device operand is on another device than numba-cuda's current
+one runs on the operand's (the interface itself names no device, and a
+kernel launched on another device than its data's fails or, with peer
+access, reads across the link).  With an explicit ``stream`` the output is
 still the library's array, allocated on its current stream: a caller who
 launches elsewhere orders the two streams (PyTorch's ``record_stream``),
 as with any allocation PyTorch makes for another stream.
@@ -47,6 +51,11 @@ def first_device_operand(lib, args):
     """The first operand of ``args`` that belongs to ``lib``."""
     return next(a for a in args if type(a).__module__.partition(".")[0] == lib
                 and _LIBRARIES[lib][1](a))
+
+
+def device_index(lib, a):
+    """The index of the CUDA device that holds ``lib``'s array ``a``."""
+    return a.get_device() if lib == "torch" else a.device.id
 
 
 def current_stream(lib, a):

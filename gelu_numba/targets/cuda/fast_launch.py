@@ -78,7 +78,7 @@ _FAST_LOOPS = {dtype.newbyteorder("<").str: loop for loop, dtype in _FLOAT.items
 def fast_key(loop):
     """The key of a :class:`FastLaunch` in ``GpuFunction._fast``: the loop,
     the current device and the launch constants."""
-    return (loop, _current_device_id(), launch.UNROLL, launch.THREADS_PER_BLOCK,
+    return (loop, current_device_id(), launch.UNROLL, launch.THREADS_PER_BLOCK,
             launch.BLOCKS_PER_SM)
 
 
@@ -178,7 +178,8 @@ def pack_arguments(pointers, n, itemsize, fixed=None, lanes=None):
     return args
 
 
-def _current_device_id():
+def current_device_id():
+    """The id of numba-cuda's current device: where a launch runs."""
     return numba_cuda.current_device_id()
 
 
@@ -244,7 +245,7 @@ class FastLaunch:
         self._streams = weakref.WeakKeyDictionary()
         self._from_handle = Stream.from_handle
         self._handles = {}
-        self._device_id = _current_device_id()
+        self._device_id = current_device_id()
         self._bound = threading.local()
 
     def _bind(self):
