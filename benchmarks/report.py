@@ -5,7 +5,6 @@ Usage::
     python -m benchmarks.report FILE [> table.md]
     python -m benchmarks.report FILE --out FILE.md   # the tables under a header naming the command
 
-
 One table per function and dtype: rows are implementations, columns sizes;
 each cell is the median throughput in G elements/s and, in brackets, how
 many times faster ``gelu_numba`` (single-threaded) is than that row.
