@@ -47,11 +47,17 @@ Reading the counts
 ------------------
 An H100 SM issues one warp instruction per cycle in each of its four
 sub-partitions, and runs FP32 at one warp instruction per cycle there, FP64
-at one per two cycles. A kernel whose loop runs ``N`` instructions per
-element, of which ``D`` are FP64, therefore needs at least ``max(N, 2 D)``
-cycles per warp-element: ``issue bound = SMs * 4 * clock * 32 / max(N, 2
-D)`` elements per second (132 SMs at 1.98 GHz for the H100 SXM; the loop's
-own instructions are in ``N``, memory stalls are not). On GPUs whose FP64
+at one per two cycles (16 FP64 lanes a sub-partition).  A kernel whose loop
+runs ``N`` instructions per element, of which ``D`` are FP64, is counted as
+needing ``N + D`` cycles per warp-element, each FP64 instruction holding its
+sub-partition for a second cycle: ``issue bound = SMs * 4 * clock * 32 /
+(N + D)`` elements per second (132 SMs at 1.98 GHz for the H100 SXM and the
+H200; the loop's own instructions are in ``N``, memory stalls are not).
+Not ``max(N, 2 D)``, which would let the FP64 instructions overlap the
+rest: the H200 run of 2026-11-27 put every FP64-heavy kernel (the float64
+kernels and the float64-arithmetic float32 ones) well below that bound and
+close to ``N + D`` (the calibration table of
+``benchmarks/results/gpu_sass_sm90.md``). On GPUs whose FP64
 runs at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D``
 or ``32 D`` instead. The report divides the bound by the rate of a
 device-to-device copy of the same bytes (372 G float32 / 186 G float64
@@ -351,9 +357,10 @@ def latency_bound(in_flight_thread: int, registers: int, bytes_read: int) -> flo
 
 
 def issue_bound(n, fp64):
-    """The H100 issue bound, G elements per second, for ``n`` instructions
-    per element of which ``fp64`` are FP64."""
-    return H100_SMS * 4 * H100_CLOCK * 32 / max(n, 2 * fp64) / 1e9
+    """The H100 (and H200) issue bound, G elements per second, for ``n``
+    instructions per element of which ``fp64`` are FP64, each of those
+    taking two issue cycles (see the module docstring)."""
+    return H100_SMS * 4 * H100_CLOCK * 32 / (n + fp64) / 1e9
 
 
 def count(record, variant: str) -> dict:
