@@ -47,3 +47,19 @@ def test_torch_cuda_report_dry_run_on_the_cpu(tmp_path):
     text = out.read_text()
     assert "| `gelu_numba.torch.gelu` |" in text and "| `F.gelu` |" in text
     assert "| float32 |" in text and "| bfloat16 |" in text
+
+
+#: GPU-tier modules with nothing a device changes: compiled without one (PTX,
+#: SASS), or about this script and the package's import
+OFF_DEVICE = {"test_gpu_import.py", "test_gpu_sass.py", "test_on_gpu.py", "test_ptx.py"}
+
+
+def test_the_tests_step_runs_every_gpu_module_that_launches():
+    # (a GPU test module left out of the step would never run on a device)
+    import re
+    script = SCRIPT.read_text()
+    step = re.search(r"^        tests\)\n(.*?);;", script, re.S | re.M).group(1)
+    listed = set(re.findall(r"tests/(test_\w+\.py)", step))
+    gpu = {p.name for p in Path(__file__).parent.glob("test_*.py")
+           if "pytest.mark.gpu" in p.read_text()}
+    assert listed == gpu - OFF_DEVICE
