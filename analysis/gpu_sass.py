@@ -54,10 +54,11 @@ sub-partition for a second cycle: ``issue bound = SMs * 4 * clock * 32 /
 (N + D)`` elements per second (132 SMs at 1.98 GHz for the H100 SXM and the
 H200; the loop's own instructions are in ``N``, memory stalls are not).
 Not ``max(N, 2 D)``, which would let the FP64 instructions overlap the
-rest: the H200 run of 2026-11-27 put every FP64-heavy kernel (the float64
-kernels and the float64-arithmetic float32 ones) well below that bound and
-close to ``N + D`` (the calibration table of
-``benchmarks/results/gpu_sass_sm90.md``). On GPUs whose FP64
+rest: the H200 run of 2026-11-27 put the FP64-heavy kernels of ``gelu``,
+``gelu_grad``, ``gelu_backward`` and ``ndtr`` (float64, and float32 in
+float64 arithmetic) well below that bound and close to ``N + D``; those of
+``gelu_grad2`` and ``norm_pdf``, the shortest, run further below it (the
+calibration table of ``benchmarks/results/gpu_sass_sm90.md``). On GPUs whose FP64
 runs at 1/32 or 1/64 of FP32 (L4, A10, T4, RTX) the FP64 term is ``16 D``
 or ``32 D`` instead. The report divides the bound by the rate of a
 device-to-device copy of the same bytes (372 G float32 / 186 G float64
