@@ -228,8 +228,9 @@ def _copy_kernel(typestr):
 #: the 2-byte kernels timed beside the launched ones (the wide kernel, 16
 #: bytes of each operand in flight per thread): in the float kernels'
 #: unrolled loop (4 elements of 2 bytes a trip), the one-element loop that
-#: operands off an 8-byte boundary take, and the wide kernel with twice the
-#: words a trip (gelu_numba.targets.cuda.half_kernels)
+#: operands off an 8-byte boundary take, the wide kernel with twice the
+#: words a trip, and the wide kernel with evict-first hints
+#: (gelu_numba.targets.cuda.half_kernels)
 HALF_UNROLLED_TAG = "(loads first, x4 per trip: not launched)"
 HALF_NARROW_TAG = "(one element per trip: unaligned operands)"
 HALF_WIDE4_TAG = "(4 words per trip: not launched)"

@@ -67,10 +67,12 @@ class GpuFunction:
                             f"{'s' if self.nin > 1 else ''} ({len(args)} given)")
         lib = caller.library(args)
         owner = caller.first_device_operand(lib, args) if lib else None
-        if lib and caller.device_index(lib, owner) != fast_launch.current_device_id():
-            # (the operand's device made numba-cuda's current for the call)
-            with cuda.gpus[caller.device_index(lib, owner)]:
-                return self(*args, out=out, stream=stream)
+        if lib:
+            index = caller.device_index(lib, owner)
+            if index != fast_launch.current_device_id():
+                # (the operand's device made numba-cuda's current for the call)
+                with cuda.gpus[index]:
+                    return self(*args, out=out, stream=stream)
         handle = None   # (the library's current stream, where it is the launch's)
         if stream is None:
             if lib:
