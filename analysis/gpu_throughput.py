@@ -451,7 +451,9 @@ def host_costs(cuda, gpu, n, rounds, batch):
     the device, default stream: back-to-back calls, then one wait (the
     kernel, about 3 µs at 2**20 on an H100, hides behind the host's
     launches, so this is what the host spends per call).  The fast launch
-    with and without ``out=``, the general path it bypasses, numba-cuda's
+    with and without ``out=`` (a new output from the output pool, and from
+    numba-cuda's ``device_array`` as before the pool), the general path it
+    bypasses, numba-cuda's
     dispatcher alone (the same kernel, launched as ``kernel[grid, block]``)
     and, with PyTorch CUDA, a tensor's ``F.gelu`` and our function on
     tensors, and with CuPy, on its arrays (a new output is the input's
@@ -468,6 +470,8 @@ def host_costs(cuda, gpu, n, rounds, batch):
     fast = "fast launch" if target.FAST_LAUNCH else "fast launch off (simulator)"
     calls = [(f"`gpu.gelu(x, out=out)`, numba arrays ({fast})", lambda: f(x, out=out)),
              (f"`gpu.gelu(x)`, numba arrays, new output ({fast})", lambda: f(x)),
+             (f"`gpu.gelu(x)`, numba arrays, new output from numba-cuda's `device_array` "
+              f"(before the output pool; {fast})", lambda: _without_pool(f, x)),
              ("general path (numba-cuda import and dispatch; before the fast launch)",
               lambda: f._call((x,), out, 0)),
              ("numba-cuda dispatcher alone (`kernel[grid, block](x, out)`)",
@@ -500,6 +504,16 @@ def host_costs(cuda, gpu, n, rounds, batch):
             t = _host_time(call, rounds, batch, cuda)
         rows.append((label, *t))
     return rows
+
+
+def _without_pool(f, *args):
+    """``f(*args)`` with its new output from numba-cuda's allocation."""
+    from gelu_numba.targets.cuda import output_pool
+    before, output_pool.POOL = output_pool.POOL, False
+    try:
+        return f(*args)
+    finally:
+        output_pool.POOL = before
 
 
 def _row(name, dt, n, t, nbytes, copy_bw, peer=False, host_timed=False):

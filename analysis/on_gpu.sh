@@ -130,7 +130,8 @@ for s in "${steps[@]}"; do
             "$PYTHON" -c 'import xdist' 2>/dev/null && workers=(-n 4 --dist worksteal)
             step tests "$PYTHON" -m pytest -q -p no:cacheprovider -o addopts= --durations=15 \
                 "${workers[@]}" tests/test_gpu32.py tests/test_lean32.py tests/test_fast_launch.py \
-                tests/test_sweep_gpu.py tests/test_vector_io.py tests/test_gpu.py ;;
+                tests/test_sweep_gpu.py tests/test_vector_io.py tests/test_output_pool.py \
+                tests/test_gpu.py ;;
         torch)
             step torch bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= tests/test_torch.py -k cuda &&
                 $PYTHON -m analysis.torch_cuda --out '$OUT/torch_cuda.md'" ;;

@@ -28,7 +28,7 @@ from numba import cuda
 
 from gelu_numba.targets import cuda as target
 # (where the values the fast path reads are set)
-from gelu_numba.targets.cuda import fast_launch, launch, variants
+from gelu_numba.targets.cuda import fast_launch, launch, output_pool, variants
 
 pytestmark = pytest.mark.gpu
 
@@ -265,6 +265,9 @@ def fake_driver(monkeypatch):
     monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
     monkeypatch.setattr(fast_launch, "FastLaunch", Recorder)
     monkeypatch.setattr(fast_launch, "current_device_id", lambda: 0)
+    # (new numba outputs from numba's allocation, replaced below; the pool
+    # has tests of its own: tests/test_output_pool.py)
+    monkeypatch.setattr(output_pool, "POOL", False)
     allocated = []
 
     def device_array(shape, dtype, stream=0):

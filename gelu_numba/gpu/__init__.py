@@ -61,8 +61,14 @@ Calling convention::
   result is written there and ``out`` itself is returned.  Otherwise a new
   array of the first device operand's library is returned: a PyTorch
   tensor from PyTorch's caching allocator, a CuPy array from CuPy's memory
-  pool, else a numba device array.  Nothing is copied back to the host
-  (``.copy_to_host()``, ``.cpu()``, ``.get()``).
+  pool, else a numba device array from gelu-numba's stream-ordered memory
+  pool (:mod:`~gelu_numba.targets.cuda.output_pool`; numba's own
+  allocation on a non-blocking stream).  Nothing is copied back to the host
+  (``.copy_to_host()``, ``.cpu()``, ``.get()``).  Like PyTorch's and CuPy's
+  pools, the pool frees an output in stream order when it is dropped: on
+  the legacy default stream, after the work of every blocking stream
+  (numba's default and ``cuda.stream()`` streams); an output used on a
+  non-blocking stream must be synchronised with before it is dropped.
 * ``stream``: the CUDA stream of the launch, a numba stream or 0 (the
   default stream); by default the current stream of that library
   (PyTorch's, CuPy's), so that the call is ordered with its other work,

@@ -19,6 +19,8 @@ them (it needs numba-cuda).
 ``fast_launch``
     The launch below numba-cuda's dispatcher for contiguous device arrays,
     and the probe that checks it.
+``output_pool``
+    New numba outputs from a stream-ordered memory pool.
 ``function``
     :class:`GpuFunction`, the host side of a package function, and
     :func:`gpu_function`, the one of each catalog function.

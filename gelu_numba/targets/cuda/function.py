@@ -20,7 +20,9 @@ from numba import cuda
 from gelu_numba import catalog
 from gelu_numba.targets import dtypes
 # (modules whose values the tests and tools set: read at each use)
-from gelu_numba.targets.cuda import caller, fast_launch, launch, variants, vector_io
+from gelu_numba.targets.cuda import (
+    caller, fast_launch, launch, output_pool, variants, vector_io,
+)
 from gelu_numba.targets.cuda.codegen import (
     CAST, ELEMENTWISE, FLAT_LOOP, VEC4_LOOP, flat_fields, flat_layout, generate, loop_fields,
     vec4_fields,
@@ -210,8 +212,7 @@ class GpuFunction:
             if lib:
                 out, pointer = caller.empty(lib, owner, shape, np.dtype(_FLOAT[loop]))
             else:
-                out = cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
-                pointer = out.device_ctypes_pointer.value
+                out, pointer = output_pool.empty(shape, np.dtype(_FLOAT[loop]), stream)
             pointers = (*pointers, pointer)
         if handle:
             launcher.on_handle(pointers, n, handle)

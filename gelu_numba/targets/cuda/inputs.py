@@ -14,6 +14,7 @@ import numpy as np
 from numba import cuda
 
 from gelu_numba.targets import dtypes
+from gelu_numba.targets.cuda import output_pool
 
 _FLOAT = dtypes.LOOP_DTYPES
 _DEVICE_TEXT = ("a numba device array or an object with "
@@ -79,9 +80,10 @@ def broadcast_shape(fname, views):
 
 
 def prepare_out(fname, out, shape, loop, stream):
-    """The output as a device view (allocated when ``out`` is None)."""
+    """The output as a device view (allocated when ``out`` is None: from
+    :mod:`~gelu_numba.targets.cuda.output_pool`)."""
     if out is None:
-        return cuda.device_array(shape, dtype=_FLOAT[loop], stream=stream)
+        return output_pool.empty(shape, np.dtype(_FLOAT[loop]), stream)[0]
     if not _is_device(out):
         raise TypeError(f"{fname}() out= must be {_DEVICE_TEXT}, got "
                         f"{type(out).__name__} (results stay on the device; "
