@@ -454,7 +454,9 @@ def host_costs(cuda, gpu, n, rounds, batch):
     with and without ``out=`` (a new output from the output pool, and from
     numba-cuda's ``device_array`` as before the pool), the general path it
     bypasses, numba-cuda's
-    dispatcher alone (the same kernel, launched as ``kernel[grid, block]``)
+    dispatcher alone (the same kernel, launched as ``kernel[grid, block]``),
+    three parts of the fast call alone (the launcher on packed pointers,
+    the operands' ``__cuda_array_interface__``, the current-device lookup)
     and, with PyTorch CUDA, a tensor's ``F.gelu`` and our function on
     tensors, and with CuPy, on its arrays (a new output is the input's
     library's array).  Rows: ``(what, median s, min s)``."""
@@ -476,6 +478,17 @@ def host_costs(cuda, gpu, n, rounds, batch):
               lambda: f._call((x,), out, 0)),
              ("numba-cuda dispatcher alone (`kernel[grid, block](x, out)`)",
               lambda: kernel[blocks, threads](x, *fixed, out))]
+    launcher = f.fast_launcher("f")
+    if launcher is not None:
+        # what the fast call's host time is made of, each part alone
+        from gelu_numba.targets.cuda import fast_launch
+        pointers = (x.device_ctypes_pointer.value, out.device_ctypes_pointer.value)
+        calls += [("part: the fast launcher alone (packed pointers; `cuda.core.launch`)",
+                   lambda: launcher(pointers, n, 0)),
+                  ("part: reading `__cuda_array_interface__` of two numba arrays (no launch)",
+                   lambda: (x.__cuda_array_interface__, out.__cuda_array_interface__)),
+                  ("part: numba-cuda's current device (no launch)",
+                   fast_launch.current_device_id)]
     try:
         import torch
         if torch.cuda.is_available():
