@@ -30,9 +30,9 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import (F32_NARROW_TAG, F32_TAG, HALF_TAGS, LEAN_SHARED_TAG,
-                                      LEAN_SHARED_WIDE, LEAN_TAG, LEAN_WIDE, OLD_F32_TAG,
-                                      OLD_LEAN_TAG, WIDE)
+from analysis.gpu_throughput import (F32_NARROW_TAG, F32_TAG, HALF_SHARED_TAG, HALF_TAGS,
+                                      LEAN_SHARED_TAG, LEAN_SHARED_WIDE, LEAN_TAG, LEAN_WIDE,
+                                      OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
 from gelu_numba import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def throughput_table():
     f32_tags = (F32_TAG, OLD_F32_TAG)
     spread = (LEAN_WIDE, LEAN_SHARED_WIDE)
     studied = tuple(sorted({name for name, _ in at if name.endswith(
-        lean_tags + f32_tags + HALF_TAGS + (F32_NARROW_TAG,)) or name in spread}))
+        lean_tags + f32_tags + HALF_TAGS + (HALF_SHARED_TAG, F32_NARROW_TAG)) or name in spread}))
     lean_path = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
     lean_swept = ({r["function"]: r for r in json.loads(lean_path.read_text())["results"]}
                   if lean_path.exists() else {})
@@ -186,7 +186,7 @@ def throughput_table():
                         else "not swept")
             if name.endswith(OLD_LEAN_TAG):
                 launched, device = device, launched
-        elif name in spread or name.endswith(HALF_TAGS):
+        elif name in spread or name.endswith(HALF_TAGS + (HALF_SHARED_TAG,)):
             label, launched, device = f"`{name}`", "-", "-"
         else:
             label, launched, device = f"peer `{name}`", ulp(name), "-"

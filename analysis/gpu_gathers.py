@@ -13,7 +13,10 @@ share one, 32 when no two do), and a table whose touched lines do not fit
 the L1 is re-read from L2.  The inputs are i.i.d., so which elements share
 a warp does not matter: each warp is 32 consecutive values of the sample.
 Lanes that read nothing (the lean kernels beyond ``A_F32``, where the
-limits apply) are left out of their warp's count.
+limits apply) are left out of their warp's count.  For the tables that fit
+shared memory (the 2-byte ``gelu``'s, the lean kernels'), the passes of the
+same read from a copy there: 32 banks of 4-byte words, one word per bank
+and pass, lanes that read one word sharing it.
 
 The kernels (their indexing, as the GPU code computes it):
 
@@ -39,6 +42,7 @@ from analysis.common import int_arg
 SECTOR = 32     # bytes: the L1's unit of a request
 LINE = 128      # bytes: its unit of allocation
 WARP = 32
+BANKS = 32      # shared memory's banks, 4 bytes wide
 
 
 def sectors_per_read(byte_offsets, active=None):
@@ -56,6 +60,29 @@ def sectors_per_read(byte_offsets, active=None):
     distinct = 1 + (np.diff(ordered, axis=1) != 0).sum(axis=1)
     used = mask.any(axis=1)
     return float(distinct[used].mean()) if used.any() else 0.0
+
+
+def shared_passes(byte_offsets, active=None):
+    """Mean passes of a warp read from a table in shared memory: its 32
+    banks serve one 4-byte word each per pass, lanes that read the same
+    word share it, so a read takes as many passes as the most distinct
+    words any one bank holds; ``active`` as for :func:`sectors_per_read`."""
+    word = np.asarray(byte_offsets, dtype=np.int64) // 4
+    warps = word.reshape(-1, WARP)
+    mask = (np.ones_like(warps, dtype=bool) if active is None
+            else np.asarray(active, dtype=bool).reshape(-1, WARP))
+    first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0)
+    warps = np.where(mask, warps, warps[np.arange(len(warps)), first][:, None])
+    ordered = np.sort(warps, axis=1)
+    fresh = np.concatenate([np.ones((len(ordered), 1), bool),
+                            np.diff(ordered, axis=1) != 0], axis=1)
+    # distinct words per bank: count each distinct word once in its bank
+    banks = np.where(fresh, ordered % BANKS, BANKS)
+    counts = np.zeros((len(banks), BANKS + 1), np.int64)
+    np.add.at(counts, (np.arange(len(banks))[:, None], banks), 1)
+    passes = counts[:, :BANKS].max(axis=1)
+    used = mask.any(axis=1)
+    return float(passes[used].mean()) if used.any() else 0.0
 
 
 def touched_kb(byte_offsets, active=None):
@@ -104,26 +131,32 @@ def rows(n, seed):
             for kernel, item, what in (("gelu", 2, "uint16 results, 128 KB"),
                                        ("gelu_backward", 8, "float64 GELU', 512 KB")):
                 offsets = index * item
+                # (a 512 KB table does not fit shared memory's 228 KB)
+                shared = shared_passes(offsets) if kernel == "gelu" else None
                 out.append((f"`{kernel}` {fmt}", what, data, 1, sectors_per_read(offsets),
-                            touched_kb(offsets)))
+                            touched_kb(offsets), shared))
         row, reads = lean_rows(x)
         per_column = [sectors_per_read((k * tab.ROWS + row) * 4, reads)
                       for k in range(tab.WIDTH)]
         every = np.concatenate([(k * tab.ROWS + row) * 4 for k in range(tab.WIDTH)])
+        shared = [shared_passes((k * tab.ROWS + row) * 4, reads) for k in range(tab.WIDTH)]
         out.append(("lean float32 (`gelu`, `ndtr`, `gelu_grad`, `gelu_backward`)",
                     f"{tab.WIDTH} float32 columns of {tab.ROWS} rows, "
                     f"{tab.WIDTH * tab.ROWS * 4 / 1024:.1f} KB", data, tab.WIDTH,
-                    float(np.mean(per_column)), touched_kb(every, np.tile(reads, tab.WIDTH))))
+                    float(np.mean(per_column)), touched_kb(every, np.tile(reads, tab.WIDTH)),
+                    float(np.mean(shared))))
     return out
 
 
 def report(n, seed):
     lines = ["| kernel | table | data | table reads per element | sectors per warp read "
-             "(mean; 1 to 32) | sectors per element | table touched by the sample, KB |",
-             "|---|---|---|---:|---:|---:|---:|"]
-    for kernel, table, data, reads, sectors, kb in rows(n, seed):
+             "(mean; 1 to 32) | sectors per element | table touched by the sample, KB "
+             "| the table in shared memory: passes per warp read (mean; 1 to 32) |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    for kernel, table, data, reads, sectors, kb, shared in rows(n, seed):
         lines.append(f"| {kernel} | {table} | {data} | {reads} | {sectors:.1f} | "
-                     f"{sectors * reads / WARP:.2f} | {kb:.0f} |")
+                     f"{sectors * reads / WARP:.2f} | {kb:.0f} | "
+                     + ("-" if shared is None else f"{shared:.1f}") + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -348,12 +348,15 @@ def threads_per_sm(registers: int, block: int = 256) -> int:
     return blocks * block
 
 
-def latency_bound(in_flight_thread: int, registers: int, bytes_read: int) -> float:
+def latency_bound(in_flight_thread: int, registers: int, bytes_read: int,
+                  threads=None) -> float:
     """G elements per second that Little's law allows a kernel whose
     threads each keep ``in_flight_thread`` bytes of loads in flight and
     read ``bytes_read`` bytes per element: the SMs' bytes in flight over
-    :data:`LOADED_LATENCY_S`."""
-    per_sm = in_flight_thread * threads_per_sm(registers)
+    :data:`LOADED_LATENCY_S`.  ``threads``: resident threads per SM where
+    something else than registers caps them (shared memory), else
+    :func:`threads_per_sm`."""
+    per_sm = in_flight_thread * (threads or threads_per_sm(registers))
     return H100_SMS * per_sm / LOADED_LATENCY_S / bytes_read / 1e9
 
 
@@ -432,7 +435,11 @@ HALF_VARIANTS = {"": "8-byte words, 2 per trip",
                  "narrow": "one element per trip: unaligned operands",
                  "unrolled": "loads first, x4 per trip: not launched",
                  "wide4": "8-byte words, 4 per trip: not launched",
-                 "streaming": "8-byte words, 2 per trip, evict-first hints: not launched"}
+                 "streaming": "8-byte words, 2 per trip, evict-first hints: not launched",
+                 "shared": "8-byte words, 2 per trip, table in shared memory, one block "
+                           "of 1024 per SM: not launched"}
+#: the variants of the uint16 tables only (gelu's, not gelu_backward's 512 KB)
+HALF_FORWARD_ONLY = ("shared",)
 
 
 def count_half(name: str, fmt: str, variant: str = "") -> dict:
@@ -449,7 +456,12 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
     u16, u64 = uint16[::1], uint64[::1]
     nin = 2 if name == "gelu_backward" else 1
     table = u16 if nin == 1 else float64[::1]
-    if variant in ("", "wide4", "streaming"):
+    threads = None
+    if variant == "shared":
+        fn = cuda_half.shared_kernel(name, fmt).py_func
+        sig = (u64, u16, u64, u64, u16)
+        threads = "one block"   # (its table's shared memory: one block per SM; below)
+    elif variant in ("", "wide4", "streaming"):
         words = 4 if variant == "wide4" else cuda_half.WORDS
         fn = cuda_half.wide_kernel(name, fmt, words, variant == "streaming").py_func
         sig = (u64, u16) * nin + (table, u64, u16)
@@ -472,7 +484,10 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
             "h100_bound_gelems": issue_bound(per, fp64_per),
             "of_copy": issue_bound(per, fp64_per) / (COPY_GELEMS["float32"] * 2 * 2 / (nin + 1)),
             "fp64_1_64_cycles": max(per, 32 * fp64_per),
-            "in_flight": bytes_in_flight(body)}
+            "in_flight": bytes_in_flight(body),
+            "threads_per_sm": threads and min(cuda_half.SHARED_THREADS,
+                                              threads_per_sm(regs, cuda_half.SHARED_THREADS)),
+            "shared_loads": sum(1 for op, _ in body if op.startswith("LDS")) / elements}
 
 
 #: the naive float32 GELUs of the frontier: (label, the sweep's row of the
@@ -592,7 +607,8 @@ def table(names, counts=None) -> str:
                          f"{c['loop_const_moves']:g} | {c['loop_regs']} | "
                          f"{c['h100_bound_gelems']:.0f} | {c['of_copy']:.0%} | "
                          f"{c['fp64_1_64_cycles']:g} |")
-        for fmt, variant in ([(f, v) for f in HALF_FORMATS for v in HALF_VARIANTS]
+        for fmt, variant in ([(f, v) for f in HALF_FORMATS for v in HALF_VARIANTS
+                              if name == "gelu" or v not in HALF_FORWARD_ONLY]
                              if name in ("gelu", "gelu_backward") else ()):
             key = f"{fmt} {variant}".strip()
             c = counts[(name, key)] = count_half(name, fmt, variant)
@@ -632,7 +648,8 @@ def _measured_kernel(name, dtype, full_fp64, vec4=True):
         return None
     if dtype in HALF_FORMATS:
         tags = {gt.HALF_UNROLLED_TAG: "unrolled", gt.HALF_NARROW_TAG: "narrow",
-                gt.HALF_WIDE4_TAG: "wide4", gt.HALF_STREAMING_TAG: "streaming"}
+                gt.HALF_WIDE4_TAG: "wide4", gt.HALF_STREAMING_TAG: "streaming",
+                gt.HALF_SHARED_TAG: "shared"}
         return base, " ".join([dtype] + [v for t, v in tags.items() if name.endswith(t)])
     if dtype == "float64":            # (standard-normal data: ordinary warps)
         return base, "k64" if name == gt.WIDE else "k64o" if name == base else None
@@ -688,8 +705,9 @@ def calibration(counts, path=MEASURED, size="2^28", compute=False) -> str:
         copy = float(cells[6]) / ((nin + 1) * item)
         got, bound = float(cells[4]), c["h100_bound_gelems"]
         kernel = _LABELS[key[1]] if key[1] in _LABELS else _half_label(key[1])
-        per_sm = c["in_flight"] * threads_per_sm(c["loop_regs"])
-        latency = latency_bound(c["in_flight"], c["loop_regs"], nin * item)
+        threads = c.get("threads_per_sm") or threads_per_sm(c["loop_regs"])
+        per_sm = c["in_flight"] * threads
+        latency = latency_bound(c["in_flight"], c["loop_regs"], nin * item, threads)
         model = min(bound, copy, latency)
         lines.append(f"| `{name}` | {dtype} | {kernel} | {c['loop']:g} | {c['loop_fp64']:g} | "
                      f"{bound:.0f} | {copy:.0f} | {got:g} | {got / bound:.0%} | "

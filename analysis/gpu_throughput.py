@@ -238,6 +238,11 @@ HALF_WIDE4_TAG = "(4 words per trip: not launched)"
 #: streamed data leaves the table's lines in L1
 HALF_STREAMING_TAG = "(evict-first loads and stores: not launched)"
 HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG, HALF_STREAMING_TAG)
+#: gelu's 2-byte kernel with its 128 KB table in shared memory, one block of
+#: 1024 threads per SM (half_kernels.shared_kernel; gelu_backward's 512 KB
+#: table does not fit): timed on a device only (under the simulator each
+#: block copies the table in Python)
+HALF_SHARED_TAG = "(table in shared memory: not launched)"
 
 
 def _half_variant_call(tag):
@@ -261,6 +266,13 @@ def _half_variant_call(tag):
         blocks, threads = target.launch_config(out.size)
         return lambda: kernel[blocks, threads, stream](*args, table, out)
     return make
+
+
+def _half_shared_call(name, fmt, x, out, stream):
+    """A launch of ``name``'s 2-byte kernel with its table in shared memory
+    (one block per SM)."""
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
+    return lambda: cuda_half.launch_shared(name, fmt, x, out, stream)
 
 
 def _half_call(name, fmt, args, out, stream):
@@ -373,6 +385,11 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                             t = _event_time(make(name, dt, (x, y, y)[:nin], out, stream),
                                             rounds, batch, cuda, stream)
                             rows.append(_row(label, dt, n, t, (nin + 1) * n * item, copy_bw))
+                        if name == "gelu" and not target.SIMULATOR:
+                            t = _event_time(_half_shared_call(name, dt, x, out, stream),
+                                            rounds, batch, cuda, stream)
+                            rows.append(_row(f"{name} {HALF_SHARED_TAG}", dt, n, t,
+                                             2 * n * item, copy_bw))
                     continue
                 f = getattr(gpu, name)
                 args = (x, y, y)[:f.nin] if name != "soi_map" else (x,)

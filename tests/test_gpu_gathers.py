@@ -25,6 +25,18 @@ def test_sectors_per_read_counts_distinct_32_byte_sectors():
     assert gg.touched_kb(np.arange(32) * 32) == 1.0               # 8 lines of 128 bytes
 
 
+def test_shared_passes_count_distinct_words_per_bank():
+    assert gg.shared_passes(np.zeros(32)) == 1                   # one word, broadcast
+    assert gg.shared_passes(np.arange(32) * 4) == 1              # a bank a lane
+    assert gg.shared_passes(np.arange(32) * 2) == 1              # 2-byte entries, 16 words
+    assert gg.shared_passes(np.arange(32) * 128) == 32           # every lane in bank 0
+    # two words in bank 0 and lanes that share them: 2 passes
+    assert gg.shared_passes(np.r_[np.zeros(16), np.full(16, 128)]) == 2
+    # a lane that reads nothing costs no pass
+    offsets = np.arange(32) * 128
+    assert gg.shared_passes(offsets, np.arange(32) < 3) == 3
+
+
 def test_the_bit_patterns_are_the_formats():
     x = np.array([1.0, -2.0, 2.0**-24, 1 + 2.0**-8, 1 + 3 * 2.0**-9, 1 + 3 * 2.0**-8])
     assert list(gg.float16_bits(x)) == [0x3C00, 0xC000, 0x0001, 0x3C04, 0x3C06, 0x3C0C]
@@ -62,6 +74,10 @@ def test_report_has_each_kernel_and_data(tmp_path):
     assert float(f16[7]) > 2 * float(bf16[7]) and float(f16[5]) > 24
     lean = [v for k, v in by.items() if k[0].startswith("lean") and k[1] == "standard normal"][0]
     assert float(lean[5]) < 4
+    # from shared memory the forward's read takes a few passes, not a pass
+    # per sector; gelu_backward's table does not fit there
+    assert float(f16[8]) < float(f16[5]) / 4
+    assert by[("`gelu_backward` float16", "standard normal")][8].strip() == "-"
 
 
 def test_the_committed_report_is_the_generators_output(tmp_path):

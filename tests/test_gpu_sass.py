@@ -4,7 +4,7 @@ a subprocess: the test process runs numba-cuda's simulator, which has no
 compiler."""
 
 import pytest
-from compiled import without_simulator
+from compiled import json_of, without_simulator
 
 from analysis import gpu_sass
 from analysis.gpu_sass import constant_moves, hot_path, loop_body, loop_common_path
@@ -146,6 +146,10 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
             assert (float(rows[(name, gpu_sass._half_label(fmt))][6])
                     < float(rows[(name, gpu_sass._half_label(f"{fmt} narrow"))][6]))
         assert float(rows[("gelu", gpu_sass._half_label(f"{fmt} unrolled"))][8]) == 0
+        # the shared-memory table: gelu's only (gelu_backward's is 512 KB)
+        shared = rows[("gelu", gpu_sass._half_label(f"{fmt} shared"))]
+        assert 4 <= float(shared[6]) <= float(rows[("gelu", gpu_sass._half_label(fmt))][6])
+        assert ("gelu_backward", gpu_sass._half_label(f"{fmt} shared")) not in rows
     # the lean kernels (one table row, no division), which GPUs with slow
     # FP64 launch: no FP64, within the budgets of 95 (gelu) and 140
     # (gelu_backward)
@@ -280,3 +284,16 @@ def test_resident_threads_follow_the_register_file(registers, threads):
     # 64K registers per SM, allocated per warp in units of 256; at most
     # 2048 threads; whole blocks of 256
     assert gpu_sass.threads_per_sm(registers) == threads
+
+
+def test_the_shared_table_variant_reads_its_table_from_shared_memory():
+    # one LDS per element in the loop (ptxas sees the shared address space
+    # through the device function) and none in the launched kernel, whose
+    # table is in global memory; one block of 1024 threads per SM
+    counts = json_of("import json; from analysis import gpu_sass as g; g.without_a_driver(); "
+                     "print(json.dumps([g.count_half('gelu', 'float16', v) "
+                     "for v in ('shared', '')]))")
+    shared, launched = counts
+    assert shared["shared_loads"] == 1 and launched["shared_loads"] == 0
+    assert shared["threads_per_sm"] == 1024 and launched["threads_per_sm"] is None
+    assert shared["in_flight"] == launched["in_flight"] == 16

@@ -8,6 +8,9 @@ conversion: the fast launch of :mod:`gelu_numba.targets.cuda.fast_launch`.
   the launcher's cache key.
 * ``numba.cuda.cudadrv.driver._to_core_stream``: a numba stream as a
   ``cuda.core`` stream.
+* ``compiled._codelibrary.get_cufunc()`` with numba-cuda's ``driver`` and
+  ``binding``: raising a kernel's dynamic shared memory limit (the 2-byte
+  kernels' shared-memory table, a timed variant).
 
 Why: numba-cuda's dispatcher costs ~140 µs of host time per call for a
 PyTorch tensor; this path costs a few.  If it changes: the fast launcher's
@@ -21,6 +24,25 @@ driver exists (never under the simulator).
 def kernel_handle(compiled):
     """The ``cuda.core`` kernel of a compiled dispatcher overload."""
     return compiled._codelibrary.get_cufunc().kernel
+
+
+_ALLOWED = set()
+
+
+def allow_dynamic_shared(dispatcher, signature, nbytes):
+    """Let the overload of ``dispatcher`` for ``signature`` take ``nbytes``
+    of dynamic shared memory on the current device (a kernel takes at most
+    48 KB unless its ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`` is
+    raised; numba-cuda sets the carveout attribute the same way, and none
+    of this one)."""
+    from numba.cuda.cudadrv.driver import binding, driver
+
+    cufunc = dispatcher.compile(signature)._codelibrary.get_cufunc()
+    key = (id(cufunc), cufunc.device.id, nbytes)
+    if key not in _ALLOWED:
+        attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        driver.cuKernelSetAttribute(attr, nbytes, cufunc.handle, cufunc.device.id)
+        _ALLOWED.add(key)
 
 
 def current_device_id():
@@ -43,7 +65,9 @@ def probe():
         return
     from numba.cuda.cudadrv import devices, driver
     missing = [n for n, ok in (("driver._to_core_stream", hasattr(driver, "_to_core_stream")),
-                               ("devices.get_context", hasattr(devices, "get_context")))
+                               ("devices.get_context", hasattr(devices, "get_context")),
+                               ("driver.driver", hasattr(driver, "driver")),
+                               ("driver.binding", hasattr(driver, "binding")))
                if not ok]
     if missing:
         raise ImportError(f"gelu_numba: numba-cuda has no {', '.join(missing)}; the fast "

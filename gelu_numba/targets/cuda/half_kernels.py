@@ -27,7 +27,8 @@ same kernels, the table's pointer fixed, no array import.
 import functools
 
 import numpy as np
-from numba import cuda
+from numba import cuda, typeof
+from numba.core import types
 
 from gelu_numba.kernels import half_rounding as kernels
 from gelu_numba.targets import half_loops as half
@@ -121,7 +122,8 @@ def _word(name, fmt):
 # LANES elements) and its elements (a<k>, for the n % LANES left over, which
 # the first threads of the grid take after the loop).
 WIDE_LOOP = """
-def kernel({args}, table, wout, out):
+def kernel({args}, {table}, wout, out):
+{prologue}
     nw = np.uint64(wout.size)
     step = np.uint64(cuda.gridsize(1))
     t = np.uint64(cuda.grid(1))
@@ -165,7 +167,8 @@ def wide_kernel(name, fmt, words, streaming=False):
     stores = ([f"{pad}r{u} = word(" + ", ".join(f"v{k}_{u}" for k in range(nin)) + ", table)"
                for u in range(words)] + [pad + store.format(u=u) for u in range(words)])
     source = WIDE_LOOP.format(
-        args=", ".join(f"w{k}, a{k}" for k in range(nin)), last=words - 1, words=words,
+        args=", ".join(f"w{k}, a{k}" for k in range(nin)), table="table", prologue="",
+        last=words - 1, words=words,
         offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
         loads="\n".join(loads), stores="\n".join(stores),
         tail=", ".join(f"w{k}[i]" for k in range(nin)),
@@ -174,6 +177,76 @@ def wide_kernel(name, fmt, words, streaming=False):
     return generate(source, {"word": _word(name, fmt), "element": element, "LANES": LANES,
                              "load_streaming": load_streaming,
                              "store_streaming": store_streaming})
+
+
+#: bytes of a 2-byte function's table of results (65,536 uint16): the
+#: dynamic shared memory of :func:`shared_kernel`
+TABLE_BYTES = 2 * 65536
+#: threads per block of :func:`shared_kernel`: its table takes 128 KB of an
+#: SM's 228 KB of shared memory (sm_80 and later), so one block per SM
+SHARED_THREADS = 1024
+
+# (every dynamic shared array of a kernel starts at the same address: the
+# table is copied in as 8-byte words and read as uint16)
+SHARED_PROLOGUE = """    words = cuda.shared.array(0, types.uint64)
+    j = np.uint64(cuda.threadIdx.x)
+    while j < np.uint64(table_words.size):
+        words[j] = table_words[j]
+        j += np.uint64(cuda.blockDim.x)
+    cuda.syncthreads()
+    table = cuda.shared.array(0, types.uint16)"""
+
+
+@functools.cache
+def shared_kernel(name, fmt):
+    """The launched wide kernel of ``name`` ("gelu", "gelu_grad": a table
+    of uint16 results) on ``fmt`` bits, with its table in shared memory:
+    each block first copies the whole table (:data:`TABLE_BYTES`, passed as
+    8-byte words where the wide kernel takes the table) into its dynamic
+    shared memory, then runs the wide kernel's loop reading that copy.  A
+    warp's 32 table reads are then served by shared memory's 32 banks (a
+    pass per conflict: a few for random entries), where through L1 they
+    touch up to 32 sectors (``python -m analysis.gpu_gathers``) and, for a
+    table whose touched part the streamed data evicts from L1, go to L2.
+    Same bits as :func:`wide_kernel`.  Launched by
+    :func:`launch_shared`, one block of :data:`SHARED_THREADS` per SM: a
+    variant ``analysis.gpu_throughput`` times, not launched by the
+    package."""
+    if name == "gelu_backward":
+        raise ValueError("the shared-memory table is for the uint16 tables "
+                         "(gelu, gelu_grad), not gelu_backward's 512 KB")
+    words = WORDS
+    pad = " " * 8
+    source = WIDE_LOOP.format(
+        args="w0, a0", table="table_words", prologue=SHARED_PROLOGUE, last=words - 1,
+        words=words,
+        offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
+        loads="\n".join(f"{pad}v0_{u} = w0[i + s{u}]" for u in range(words)),
+        stores="\n".join([f"{pad}r{u} = word(v0_{u}, table)" for u in range(words)]
+                         + [f"{pad}wout[i + s{u}] = r{u}" for u in range(words)]),
+        tail="w0[i]", rest="a0[k]")
+    return generate(source, {"word": _word(name, fmt), "element": _gelu_element,
+                             "LANES": LANES, "types": types})
+
+
+def launch_shared(name, fmt, x, out, stream=0):
+    """``out = name(x)`` on 1-D uint16 device arrays of ``fmt`` bits, both
+    8-byte aligned, through :func:`shared_kernel`: one block of
+    :data:`SHARED_THREADS` threads per SM (one thread under the simulator),
+    each with the table in :data:`TABLE_BYTES` of dynamic shared memory
+    (over the 48 KB a kernel may take without asking: the kernel is
+    allowed its table's size first)."""
+    kernel = shared_kernel(name, fmt)
+    table = table_on_device(name, fmt).view(np.uint64)
+    w, a, wout, full = wide_operands((x, out), out.size)
+    if launch.SIMULATOR:
+        blocks, threads = 1, 1
+    else:
+        from gelu_numba.internals.numba_cuda import allow_dynamic_shared
+        signature = tuple(typeof(v) for v in (w, a, table, wout, full))
+        allow_dynamic_shared(kernel, signature, TABLE_BYTES)
+        blocks, threads = launch.sm_count(), SHARED_THREADS
+    kernel[blocks, threads, stream, TABLE_BYTES](w, a, table, wout, full)
 
 
 @functools.cache
