@@ -472,8 +472,9 @@ def host_costs(cuda, gpu, n, rounds, batch):
     numba-cuda's ``device_array`` as before the pool), the general path it
     bypasses, numba-cuda's
     dispatcher alone (the same kernel, launched as ``kernel[grid, block]``),
-    three parts of the fast call alone (the launcher on packed pointers,
-    the operands' ``__cuda_array_interface__``, the current-device lookup)
+    parts of the fast call alone (the launcher on packed pointers, and the
+    same launch through ``cuLaunchKernel``; the operands'
+    ``__cuda_array_interface__``; the current-device lookup)
     and, with PyTorch CUDA, a tensor's ``F.gelu`` and our function on
     tensors, and with CuPy, on its arrays (a new output is the input's
     library's array).  Rows: ``(what, median s, min s)``."""
@@ -500,8 +501,12 @@ def host_costs(cuda, gpu, n, rounds, batch):
         # what the fast call's host time is made of, each part alone
         from gelu_numba.targets.cuda import fast_launch
         pointers = (x.device_ctypes_pointer.value, out.device_ctypes_pointer.value)
+        one = launcher.wide if hasattr(launcher, "wide") else launcher   # (16-byte aligned)
         calls += [("part: the fast launcher alone (packed pointers; `cuda.core.launch`)",
                    lambda: launcher(pointers, n, 0)),
+                  ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
+                   "the parameters written into a kept buffer)",
+                   lambda: one.via_driver(pointers, n, 0)),
                   ("part: reading `__cuda_array_interface__` of two numba arrays (no launch)",
                    lambda: (x.__cuda_array_interface__, out.__cuda_array_interface__)),
                   ("part: numba-cuda's current device (no launch)",

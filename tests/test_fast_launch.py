@@ -470,6 +470,38 @@ def test_fast_launch_call_packs_and_caches(monkeypatch):
     assert binds == [(3, threading.get_ident())]
 
 
+def test_the_driver_launch_hands_cuLaunchKernel_the_packed_words(monkeypatch):
+    # FastLaunch.via_driver (a timed alternative to cuda.core.launch):
+    # kernelParams is an array of pointers, one per 8-byte parameter, each
+    # at the value pack_arguments gives; read back here as the driver would
+    binds, calls = [], []
+    launcher = _bare_launcher(monkeypatch, binds)
+    launcher._itemsize, launcher._max_blocks, launcher._threads = 4, 100, 128
+
+    class Kernel:
+        handle = "cukernel"
+
+    launcher._kernel = Kernel()
+
+    def cu_launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        pointers = (ctypes.c_void_p * 14).from_address(params)
+        words = [ctypes.c_uint64.from_address(p).value for p in pointers]
+        calls.append((f, (gx, gy, gz), (bx, by, bz), shared, stream, words, extra))
+        return (0,)
+
+    launcher._cu_launch, launcher._cu_success = cu_launch, 0
+    launcher.via_driver((0x10, 0x20), 1000, 7)
+    launcher.via_driver((0x30, 0x40), 10**9, 0)
+    want = target.pack_arguments((0x10, 0x20), 1000, 4)
+    assert calls[0] == ("cukernel", (-(-1000 // 128), 1, 1), (128, 1, 1), 0, 7, want, 0)
+    assert calls[1][1] == (100, 1, 1)                    # the grid is capped
+    assert calls[1][5] == target.pack_arguments((0x30, 0x40), 10**9, 4)
+    assert binds == [(3, threading.get_ident())]
+    launcher._cu_launch = lambda *a: (1,)
+    with pytest.raises(RuntimeError, match="cuLaunchKernel"):
+        launcher.via_driver((0x10, 0x20), 1000, 0)
+
+
 def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
     # (analysis.gpu_throughput --tune changes them between measurements)
     f, _ = fake_driver

@@ -341,6 +341,13 @@ def test_fast_launch_is_taken_and_gives_the_general_paths_bits(dtype):
         assert same_bits(out.copy_to_host(), expected)
         two_d = [a.reshape(4099, 1) for a in d]
         assert same_bits(f(*two_d).copy_to_host().ravel(), expected)
+        # the same launch through cuLaunchKernel (a timed alternative)
+        fast = f._fast[key]
+        for launcher in (fast.wide, fast.narrow) if hasattr(fast, "wide") else (fast,):
+            out = cuda.device_array_like(d[0])
+            launcher.via_driver(tuple(a.device_ctypes_pointer.value for a in (*d, out)), 4099)
+            cuda.synchronize()
+            assert same_bits(out.copy_to_host(), expected)
 
 
 def test_host_operands_and_numba_arrays_name_no_library():

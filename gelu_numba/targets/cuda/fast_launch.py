@@ -23,6 +23,7 @@ module at each use, so that setting them here (the tests) reaches every
 caller.
 """
 
+import ctypes
 import math
 import threading
 import warnings
@@ -252,10 +253,13 @@ class FastLaunch:
         cuda.current_context(self._device_id)
         self._bound.done = True
 
-    def _grid(self, n):
+    def _blocks(self, n):
         if self._lanes:   # (one thread per word; the first threads take the rest)
             n = max(n // self._lanes, 1)
-        blocks = grid_blocks(n, self._threads, self._max_blocks)
+        return grid_blocks(n, self._threads, self._max_blocks)
+
+    def _grid(self, n):
+        blocks = self._blocks(n)
         config = self._configs.get(blocks)
         if config is None:
             config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
@@ -293,6 +297,30 @@ class FastLaunch:
         self._launch(core_stream, config, self._kernel,
                      *pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes))
 
+    def via_driver(self, pointers, n, handle=0):
+        """The same launch as :meth:`on_handle`, through ``cuda.bindings``'
+        ``cuLaunchKernel`` instead of ``cuda.core.launch``: the packed words
+        written into a buffer this thread keeps (:class:`PackedParameters`),
+        whose pointer array is the ``kernelParams``.  A variant whose host
+        time ``analysis.gpu_throughput`` sets beside ``cuda.core``'s, not
+        launched."""
+        if not hasattr(self._bound, "done"):
+            self._bind()
+        words = pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes)
+        packed = getattr(self._bound, "packed", None)
+        if packed is None or packed.count != len(words):
+            packed = self._bound.packed = PackedParameters(len(words))
+        packed.set(words)
+        if self._cu_launch is None:
+            from cuda.bindings import driver
+            self._cu_launch, self._cu_success = driver.cuLaunchKernel, driver.CUresult.CUDA_SUCCESS
+        err, = self._cu_launch(self._kernel.handle, self._blocks(n), 1, 1, self._threads, 1, 1,
+                               0, handle, packed.address, 0)
+        if err != self._cu_success:
+            raise RuntimeError(f"cuLaunchKernel: {err!r}")
+
+    _cu_launch = None
+
     def agrees(self, inputs, general):
         """Whether this launcher and ``general(device_inputs, out)`` (the
         general path) give the same bits on the host arrays ``inputs`` (of
@@ -303,6 +331,23 @@ class FastLaunch:
              xs[0].size, 0)
         general(xs, slow)
         return fast.copy_to_host().tobytes() == slow.copy_to_host().tobytes()
+
+
+class PackedParameters:
+    """``count`` kernel parameters of 8 bytes each (:func:`pack_arguments`'
+    words) in one buffer, and the array of pointers to each that
+    ``cuLaunchKernel`` takes as ``kernelParams`` (at ``address``); the
+    driver copies the values at the launch, so the buffer is reused."""
+
+    def __init__(self, count):
+        self.count = count
+        self.words = (ctypes.c_uint64 * count)()
+        base = ctypes.addressof(self.words)
+        self.pointers = (ctypes.c_void_p * count)(*(base + 8 * i for i in range(count)))
+        self.address = ctypes.addressof(self.pointers)
+
+    def set(self, words):
+        self.words[:] = words
 
 
 def aligned(addresses, alignment):
