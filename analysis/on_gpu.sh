@@ -31,7 +31,9 @@
 # Each step's output goes to $OUT/STEP.log and to stdout.  Afterwards, here:
 # commit the files under the names that analysis/gpu_docs.py's RUN lists
 # (one per device: gpu_throughput_h200.md, ...), then
-# `python -m analysis.gpu_docs --update` writes docs/results/gpu.md.  A step runs under
+# `python -m analysis.gpu_docs --update` writes docs/results/gpu.md and
+# `python -m analysis.gpu_choice --update` the float32 kernel each measured
+# device launches (gelu_numba/targets/cuda/choice.py).  A step runs under
 # the smaller of STEP_LIMIT_S (default 400 s) and what is left of TOTAL_S
 # (default 570 s: the whole script inside one 600-s call); one that fails or
 # runs out of time is reported and the next one runs, one with under 20 s

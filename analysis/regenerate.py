@@ -19,6 +19,8 @@ choose          the guide's "which function" table (``docs/guide/``)    ``analys
 figures         ``gelu_numba/figures.py``, the docstrings' figures      ``analysis.figures``
 cpu_benchmarks  ``benchmarks/results/cpu_benchmarks.md``, the tables    ``benchmarks.report``
                 of the saved pytest-benchmark run
+gpu_choice      ``gelu_numba/targets/cuda/choice.py``, the float32      ``analysis.gpu_choice``
+                kernel each measured GPU launches
 ==============  ======================================================  ========================
 
 ``gelu_numba/measured.py`` is not among them: it is a measurement
@@ -31,7 +33,9 @@ import argparse
 import re
 import sys
 
-from analysis import accuracy_docs, choose, figures, first_call, gpu32_docs, gpu_docs, readme
+from analysis import (
+    accuracy_docs, choose, figures, first_call, gpu32_docs, gpu_choice, gpu_docs, readme,
+)
 from analysis.common import with_section
 from benchmarks import report
 
@@ -62,6 +66,7 @@ PARTS = {
     "cpu_benchmarks": (report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.md", lambda: report.page(
         report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.json",
         report.ROOT / "benchmarks" / "results" / "cpu_benchmarks.md")),
+    "gpu_choice": (gpu_choice.MODULE, gpu_choice.render),
 }
 
 

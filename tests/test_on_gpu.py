@@ -51,7 +51,8 @@ def test_torch_cuda_report_dry_run_on_the_cpu(tmp_path):
 
 #: GPU-tier modules with nothing a device changes: compiled without one (PTX,
 #: SASS), or about this script and the package's import
-OFF_DEVICE = {"test_gpu_import.py", "test_gpu_sass.py", "test_on_gpu.py", "test_ptx.py"}
+OFF_DEVICE = {"test_gpu_choice.py", "test_gpu_import.py", "test_gpu_sass.py", "test_on_gpu.py",
+              "test_ptx.py"}
 
 
 def test_the_tests_step_runs_every_gpu_module_that_launches():

@@ -27,6 +27,9 @@ them (it needs numba-cuda).
 ``variants``
     The registry of device functions, and the float32 kernel variants by
     device with their tables.
+``choice``
+    The float32 kernel each measured device launches (generated from the
+    GPU runs by ``python -m analysis.gpu_choice --update``).
 ``half_kernels``
     The 2-byte kernels (float16 and bfloat16 bit patterns).
 ``soi_kernel``

@@ -6,7 +6,9 @@ Which float32 kernel a launch runs
     One line, :meth:`GpuFunction.variant
     <gelu_numba.targets.cuda.function.GpuFunction.variant>`: on a device
     with full-rate FP64 (:func:`full_rate_fp64`) the CPU's
-    float64-arithmetic kernel (``"fp64"``, the better bound); on any other,
+    float64-arithmetic kernel (``"fp64"``, the better bound), unless that
+    device's measurements chose the lean kernel for the function
+    (:func:`measured_choice`); on any other,
     for ``gelu``, ``ndtr``, ``gelu_grad`` and ``gelu_backward``, the lean
     kernel of :mod:`gelu_numba.kernels.lean32` (``"lean32"``: one table row
     per element, its table a float32 device array after the inputs), and
@@ -60,6 +62,26 @@ def full_rate_fp64():
     if full is None:
         full = _FP64_RATE[dev.id] = tuple(dev.compute_capability) in FULL_RATE_FP64
     return full
+
+
+_CHOICE = {}
+
+
+def measured_choice(name):
+    """The float32 kernel (``"fp64"`` or ``"lean32"``) that the current
+    device's measurements chose for catalog function ``name``
+    (:mod:`~gelu_numba.targets.cuda.choice`, generated from the GPU runs),
+    or None where none did (an unmeasured device, a function without both
+    kernels, the simulator, no device), cached per device."""
+    if SIMULATOR or not _device_available():
+        return None
+    dev = cuda.get_current_device()
+    chosen = _CHOICE.get(dev.id)
+    if chosen is None:
+        from gelu_numba.targets.cuda.choice import CHOICE
+        device_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        chosen = _CHOICE[dev.id] = CHOICE.get(device_name, {})
+    return chosen.get(name)
 
 
 @functools.cache
