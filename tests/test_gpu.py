@@ -609,10 +609,6 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
             cuda_half.wide_kernel(name, fmt, words, streaming)[blocks, threads](
                 *ins, table, wout, full)
             np.testing.assert_array_equal(out.copy_to_host(), want)
-        if name == "gelu":   # (the table in shared memory; the tail too: n % 4 == 1)
-            out.copy_to_device(np.zeros(bits.size, np.uint16))
-            cuda_half.launch_shared(name, fmt, arrays[0], out)
-            np.testing.assert_array_equal(out.copy_to_host(), want)
     with pytest.raises(ValueError, match="fmt must be"):
         gelu_bits(cuda.to_device(bits), out, "float8")
     # float16 arrays are float16 values: their bits are the input (not the
@@ -623,6 +619,19 @@ def test_half_kernels_are_the_cpu_loops_bits(fmt):
     if fmt == "bfloat16":
         with pytest.raises(TypeError, match="holds float16 values"):
             gelu_bits(cuda.to_device(bits.view(np.float16)), out, fmt)
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16"])
+def test_the_shared_table_forward_gives_the_cpus_bits_on_every_pattern(fmt):
+    # half_kernels.shared_kernel (timed, not launched): every 2-byte
+    # pattern, and one more so that the tail (n % 4 == 1) runs, against the
+    # CPU loops' table (tests/test_half_loops.py proves it correctly rounded)
+    from gelu_numba.targets import half_loops
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
+    bits = np.r_[np.arange(65536), 0x3C00].astype(np.uint16)
+    out = cuda.device_array(bits.size, np.uint16)
+    cuda_half.launch_shared("gelu", fmt, cuda.to_device(bits), out)
+    np.testing.assert_array_equal(out.copy_to_host(), half_loops.table("gelu", fmt)[bits])
 
 
 def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkeypatch):
