@@ -1,5 +1,5 @@
-"""Generate ``gelu_numba/targets/cuda/choice.py``: the float32 kernel each
-measured device launches, chosen from its committed throughput report,
+"""Generate ``gelu_numba/targets/cuda/choice.py``: the kernels each
+measured device launches, chosen from its committed throughput reports,
 with each kernel's speed and accuracy beside the choice.
 
 Usage::
@@ -17,9 +17,16 @@ that timed the kernels as they are now (its float32 rows say
 function launches the lean kernel where its row at the largest size is
 faster than the float64-arithmetic kernel's by at least
 :data:`MARGIN`, else the float64-arithmetic kernel (the better bound is
-worth a speed within the runs' noise).  Reports of older kernels choose
+worth a speed within the runs' noise); of the lean kernel's two forms,
+its table read through L1 (``"lean32"``) or from a copy in each block's
+shared memory (``"lean32 shared"``, the same bits), the faster.  Reports of older kernels choose
 nothing: a device without an entry keeps the compute-capability rule
 (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).
+
+The 2-byte ``gelu`` of each format likewise reads its 128 KB table from
+each block's shared memory (``half_kernels.shared_kernel``) where the
+report timed that faster than the launched kernel, which reads it through
+L1, by :data:`MARGIN`: the same bits either way, so speed alone decides.
 
 The accuracy beside each: the exhaustive sweeps of the kernels' CPU
 compilations (``gelu_numba.figures``'s ``exhaustive32_*`` for the
@@ -38,6 +45,8 @@ REPORTS = ROOT / "benchmarks" / "results"
 LEAN_SWEEP = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
 #: the functions with both float32 kernels
 FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward", "ndtr")
+#: the 2-byte formats whose forward may read its table from shared memory
+HALF_FORMATS = ("bfloat16", "float16")
 #: how much faster the lean kernel must run to be launched instead
 MARGIN = 0.05
 COMMAND = "python -m analysis.gpu_choice --update"
@@ -61,31 +70,53 @@ def _size_key(size):
     return int(base) ** int(exp or 1)
 
 
+def _pick(rows, base, other, dtype, choices):
+    """``(choice, base's G elem/s, other's, size)`` at the largest size
+    where both rows ``base`` and ``other`` of ``dtype`` were timed:
+    ``choices[1]`` where ``other`` ran faster by :data:`MARGIN`, else
+    ``choices[0]``; None where they never were."""
+    sizes = [s for (row, dt, s) in rows if row == base and dt == dtype
+             and (other, dt, s) in rows]
+    if not sizes:
+        return None
+    size = max(sizes, key=_size_key)
+    a, b = rows[(base, dtype, size)], rows[(other, dtype, size)]
+    return (choices[1] if b >= (1 + MARGIN) * a else choices[0]), a, b, size
+
+
 def choose(text):
-    """``(device name, {function: (choice, fp64 G elem/s, lean32 G elem/s,
-    size)})`` from the throughput report ``text``; an empty dict where the
-    report timed other kernels than today's or the device lacks full-rate
-    FP64."""
-    from analysis.gpu_throughput import LEAN_TAG, VEC4_MARK
+    """``(device name, {key: (choice, launched's G elem/s, the other's,
+    size)})`` from the throughput report ``text``.  Keys: the functions of
+    :data:`FUNCTIONS` (``"fp64"`` against the faster of the lean kernel's
+    two forms, ``"lean32"`` and ``"lean32 shared"``, its table in shared
+    memory: none where the report timed other float32 kernels than
+    today's, or the device lacks full-rate FP64), and ``"gelu float16"``, ``"gelu bfloat16"`` (the
+    2-byte forward's table through ``"l1"`` against in ``"shared"``
+    memory: same bits, where the report timed both)."""
+    from analysis.gpu_throughput import HALF_SHARED_TAG, LEAN_SHARED_TAG, LEAN_TAG, VEC4_MARK
     from gelu_numba.targets.cuda import FULL_RATE_FP64
+    from gelu_numba.targets.cuda.variants import LEAN_SHARED
 
     head = re.match(r"# GPU throughput: (.*?) \(\d+ SMs, compute capability (\d+)\.(\d+)\)",
                     text)
     if head is None:
         raise ValueError("not a report of python -m analysis.gpu_throughput")
     name, cc = head.group(1), (int(head.group(2)), int(head.group(3)))
-    if VEC4_MARK not in text or cc not in FULL_RATE_FP64:
-        return name, {}
     rows = _rows(text)
     chosen = {}
-    for f in FUNCTIONS:
-        sizes = [s for (row, dt, s) in rows if row == f and dt == "float32"
-                 and (f"{f} {LEAN_TAG}", dt, s) in rows]
-        if not sizes:
-            continue
-        size = max(sizes, key=_size_key)
-        fp64, lean = rows[(f, "float32", size)], rows[(f"{f} {LEAN_TAG}", "float32", size)]
-        chosen[f] = ("lean32" if lean >= (1 + MARGIN) * fp64 else "fp64", fp64, lean, size)
+    if VEC4_MARK in text and cc in FULL_RATE_FP64:
+        for f in FUNCTIONS:
+            # the lean kernel's two forms (the same bits): the faster one
+            picks = [p for p in (
+                _pick(rows, f, f"{f} {LEAN_TAG}", "float32", ("fp64", "lean32")),
+                _pick(rows, f, f"{f} {LEAN_SHARED_TAG}", "float32", ("fp64", LEAN_SHARED)))
+                if p]
+            if picks:
+                chosen[f] = max(picks, key=lambda p: (_size_key(p[3]), p[2]))
+    for fmt in HALF_FORMATS:
+        picked = _pick(rows, "gelu", f"gelu {HALF_SHARED_TAG}", fmt, ("l1", "shared"))
+        if picked:
+            chosen[f"gelu {fmt}"] = picked
     return name, chosen
 
 
@@ -101,44 +132,60 @@ def accuracy():
 
 
 def render():
-    """The text of :data:`MODULE`, from every committed report."""
+    """The text of :data:`MODULE`, from every committed report (a device's
+    reports merged: the whole run's and the 2-byte kernels' own)."""
     devices = {}
     for path in sorted(REPORTS.glob("gpu_throughput_*.md")):
         name, chosen = choose(path.read_text())
-        if chosen:
-            devices[name] = (path.name, chosen)
+        for key, picked in chosen.items():
+            devices.setdefault(name, {})[key] = (path.name, *picked)
     ulp = accuracy()
-    lines = ["| device (report) | function | launched | float64 arithmetic, G elem/s "
-             "| lean, G elem/s | size | float64 arithmetic, max ulp | lean, max ulp |",
-             "|---|---|---|---:|---:|---|---:|---:|"]
-    for name, (report, chosen) in devices.items():
-        for f, (kernel, fp64, lean, size) in chosen.items():
-            lines.append(f"| {name} ({report}) | `{f}` | {kernel} | {fp64:g} | {lean:g} | {size} "
-                         f"| {ulp[(f, 'fp64')]:.4g} | {ulp[(f, 'lean32')]:.4g} |")
-    table = ("\n".join("    " + line for line in lines) if devices else
+    lines = ["| device | function | launched | float64 arithmetic, G elem/s "
+             "| lean (its faster form), G elem/s | size | float64 arithmetic, max ulp "
+             "| lean, max ulp | report |",
+             "|---|---|---|---:|---:|---|---:|---:|---|"]
+    halves = ["| device | 2-byte forward | its table in | through L1, G elem/s "
+              "| in shared memory, G elem/s | size | report |",
+              "|---|---|---|---:|---:|---|---|"]
+    for name, chosen in devices.items():
+        for key, (report, kernel, a, b, size) in chosen.items():
+            if key in FUNCTIONS:
+                lines.append(f"| {name} | `{key}` | {kernel} | {a:g} | {b:g} | {size} "
+                             f"| {ulp[(key, 'fp64')]:.4g} | {ulp[(key, 'lean32')]:.4g} "
+                             f"| {report} |")
+            else:
+                halves.append(f"| {name} | `{key}` | {kernel} | {a:g} | {b:g} | {size} "
+                              f"| {report} |")
+    parts = [t for t in (lines, halves) if len(t) > 2]
+    table = ("\n\n".join("\n".join("    " + line for line in t) for t in parts) if parts else
              "    (no report of the kernels as they are now: every device takes the\n"
-             "    compute-capability rule)")
-    choice = {name: {f: c[0] for f, c in chosen.items()} for name, (_, chosen) in devices.items()}
+             "    compute-capability rule and the 2-byte kernels read their tables\n"
+             "    through L1)")
+    choice = {name: {key: c[1] for key, c in chosen.items()} for name, chosen in devices.items()}
     body = "{\n" + "".join(f"    {name!r}: {value!r},\n" for name, value in choice.items()) + "}"
     if not choice:
         body = "{}"
-    return f'''"""The float32 kernel each measured device launches (generated by
+    return f'''"""The kernels each measured device launches (generated by
 ``{COMMAND}`` from ``benchmarks/results/gpu_throughput_*.md``
 and the exhaustive sweeps; do not edit).
 
 On a device with full-rate FP64, ``gelu``, ``gelu_grad``, ``gelu_backward``
-and ``ndtr`` each launch their lean float32 kernel where the device's
+and ``ndtr`` each launch their lean float32 kernel (the faster of its two
+forms: its table through L1, or in shared memory) where the device's
 report timed it faster than the float64-arithmetic kernel at its largest
 size by at least the margin ``analysis.gpu_choice.MARGIN``, else the
-float64-arithmetic kernel; a device
-without an entry (by the name numba-cuda gives it) keeps the
-compute-capability rule (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).
+float64-arithmetic kernel; a device without an entry (by the name
+numba-cuda gives it) keeps the compute-capability rule
+(:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).  The 2-byte
+``gelu`` of each format reads its table from shared memory where that ran
+faster by the same margin (the same bits either way), else through L1.
 The analysis module's docstring says why.
 
 {table}
 """
 
-#: device name -> {{function: "fp64" or "lean32"}}
+#: device name -> {{function: "fp64", "lean32" or "lean32 shared",
+#: "gelu <format>": "l1" or "shared"}}
 CHOICE = {body}
 '''
 

@@ -240,9 +240,10 @@ HALF_STREAMING_TAG = "(evict-first loads and stores: not launched)"
 HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG, HALF_STREAMING_TAG)
 #: gelu's 2-byte kernel with its 128 KB table in shared memory, one block of
 #: 1024 threads per SM (half_kernels.shared_kernel; gelu_backward's 512 KB
-#: table does not fit): timed on a device only (under the simulator each
+#: table does not fit), launched where a device's run timed it faster
+#: (analysis.gpu_choice): timed on a device only (under the simulator each
 #: block copies the table in Python)
-HALF_SHARED_TAG = "(table in shared memory: not launched)"
+HALF_SHARED_TAG = "(table in shared memory)"
 
 
 def _half_variant_call(tag):
@@ -266,6 +267,12 @@ def _half_variant_call(tag):
         blocks, threads = target.launch_config(out.size)
         return lambda: kernel[blocks, threads, stream](*args, table, out)
     return make
+
+
+def _shared_fits():
+    """Whether this device's blocks take the 2-byte table in shared memory."""
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
+    return cuda_half.shared_fits()
 
 
 def _half_shared_call(name, fmt, x, out, stream):
@@ -321,9 +328,10 @@ VEC4_MARK = "16-byte loads and stores"
 #: 16-byte aligned, so the loop of 4-byte loads (a tensor's view, say)
 F32_NARROW_TAG = "(4-byte loads: unaligned operands)"
 #: the lean kernel with its table copied into each block's shared memory
-#: (gelu_numba.targets.cuda.lean_shared: the same bits, not launched), on
-#: standard-normal data and spread 8x
-LEAN_SHARED_TAG = "(lean32, table in shared memory: not launched)"
+#: (gelu_numba.targets.cuda.lean_shared: the same bits; launched where a
+#: device's run timed it fastest, analysis.gpu_choice), on standard-normal
+#: data and spread 8x
+LEAN_SHARED_TAG = "(lean32, table in shared memory)"
 LEAN_SHARED_WIDE = "gelu (lean32, table in shared memory, x spread 8x)"
 
 
@@ -385,7 +393,7 @@ def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes
                             t = _event_time(make(name, dt, (x, y, y)[:nin], out, stream),
                                             rounds, batch, cuda, stream)
                             rows.append(_row(label, dt, n, t, (nin + 1) * n * item, copy_bw))
-                        if name == "gelu" and not target.SIMULATOR:
+                        if name == "gelu" and not target.SIMULATOR and _shared_fits():
                             t = _event_time(_half_shared_call(name, dt, x, out, stream),
                                             rounds, batch, cuda, stream)
                             rows.append(_row(f"{name} {HALF_SHARED_TAG}", dt, n, t,

@@ -502,6 +502,24 @@ def test_the_driver_launch_hands_cuLaunchKernel_the_packed_words(monkeypatch):
         launcher.via_driver((0x10, 0x20), 1000, 0)
 
 
+def test_a_launcher_with_shared_memory_asks_for_it_in_each_launch(monkeypatch):
+    # (the 2-byte forward with its table in shared memory): cuda.core's
+    # LaunchConfig and cuLaunchKernel both get the bytes
+    binds, calls = [], []
+    launcher = _bare_launcher(monkeypatch, binds)
+    launcher._itemsize, launcher._max_blocks, launcher._threads = 2, 132, 1024
+    launcher._configs, launcher._default_stream = {}, "default"
+    launcher._config = lambda **kw: kw
+    launcher._launch = lambda *a: calls.append(a)
+    launcher._kernel = type("Kernel", (), {"handle": "k"})()
+    launcher._shared_bytes, launcher._shmem = 131072, {"shmem_size": 131072}
+    launcher((0x10, 0x20), 10**6, 0)
+    assert calls[-1][1] == {"grid": 132, "block": 1024, "shmem_size": 131072}
+    launcher._cu_launch, launcher._cu_success = lambda *a: calls.append(a) or (0,), 0
+    launcher.via_driver((0x10, 0x20), 10**6)
+    assert calls[-1][7] == 131072
+
+
 def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
     # (analysis.gpu_throughput --tune changes them between measurements)
     f, _ = fake_driver
@@ -588,6 +606,44 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
     launcher((0x1000,) * (nin + 1), 9, 0)
     launcher((0x1000,) * nin + (0x1002,), 9, 0)
     assert [c for c, _ in calls] == ["wide", "narrow"]
+
+
+def test_a_measured_shared_choice_launches_the_shared_table_forward(monkeypatch):
+    # where the device's measurements chose the table in shared memory for
+    # the 2-byte gelu, the aligned launch is shared_kernel's: one block of
+    # SHARED_THREADS per SM, the table as 8-byte words, TABLE_BYTES of
+    # dynamic shared memory; the unaligned one stays the one-element loop
+    from gelu_numba.targets import half_loops as half
+    from gelu_numba.targets.cuda import half_kernels as cuda_half
+    built = []
+
+    class Fake:
+        def __init__(self, kernel, n_in, loop, dtype, fixed, lanes=None, **shape):
+            built.append((kernel, {k: v.copy_to_host() for k, v in fixed.items()}, lanes,
+                          shape))
+
+        def agrees(self, inputs, general):
+            return True
+
+    monkeypatch.setattr(fast_launch, "FAST_LAUNCH", True)
+    monkeypatch.setattr(fast_launch, "FastLaunch", Fake)
+    monkeypatch.setattr(fast_launch, "current_device_id", lambda: 0)
+    monkeypatch.setattr(cuda_half, "_FAST", {})
+    monkeypatch.setattr(variants, "measured_choice",
+                        lambda key: {"gelu float16": "shared"}.get(key))
+    cuda_half.fast_launcher("gelu", "float16")
+    (kernel, fixed, lanes, shape), narrow = built
+    assert kernel is cuda_half.shared_kernel("gelu", "float16") and lanes == cuda_half.LANES
+    assert fixed[1].dtype == np.uint64
+    assert fixed[1].tobytes() == half.table("gelu", "float16").tobytes()
+    assert shape == {"threads": cuda_half.SHARED_THREADS, "blocks_per_sm": 1,
+                     "shared_bytes": cuda_half.TABLE_BYTES}
+    assert narrow[0] is cuda_half.lookup_kernel and narrow[3] == {}
+    # bfloat16, not chosen: the wide kernel through L1
+    built.clear()
+    cuda_half.fast_launcher("gelu", "bfloat16")
+    assert built[0][0] is cuda_half.wide_kernel("gelu", "bfloat16", cuda_half.WORDS)
+    assert built[0][3] == {}
 
 
 def test_half_launchers_exactly_where_there_is_a_driver():

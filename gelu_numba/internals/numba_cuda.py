@@ -10,7 +10,7 @@ conversion: the fast launch of :mod:`gelu_numba.targets.cuda.fast_launch`.
   ``cuda.core`` stream.
 * ``compiled._codelibrary.get_cufunc()`` with numba-cuda's ``driver`` and
   ``binding``: raising a kernel's dynamic shared memory limit (the 2-byte
-  kernels' shared-memory table, a timed variant).
+  forward's table in shared memory).
 
 Why: numba-cuda's dispatcher costs ~140 µs of host time per call for a
 PyTorch tensor; this path costs a few.  If it changes: the fast launcher's
@@ -29,15 +29,15 @@ def kernel_handle(compiled):
 _ALLOWED = set()
 
 
-def allow_dynamic_shared(dispatcher, signature, nbytes):
-    """Let the overload of ``dispatcher`` for ``signature`` take ``nbytes``
-    of dynamic shared memory on the current device (a kernel takes at most
+def allow_dynamic_shared(compiled, nbytes):
+    """Let the compiled dispatcher overload ``compiled`` take ``nbytes`` of
+    dynamic shared memory on the current device (a kernel takes at most
     48 KB unless its ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`` is
     raised; numba-cuda sets the carveout attribute the same way, and none
     of this one)."""
     from numba.cuda.cudadrv.driver import binding, driver
 
-    cufunc = dispatcher.compile(signature)._codelibrary.get_cufunc()
+    cufunc = compiled._codelibrary.get_cufunc()
     key = (id(cufunc), cufunc.device.id, nbytes)
     if key not in _ALLOWED:
         attr = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES

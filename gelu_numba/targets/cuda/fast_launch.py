@@ -72,6 +72,9 @@ def checked_launcher(label, build, agrees):
 #: whether calls may take :class:`FastLaunch` (never under the simulator,
 #: which has no driver)
 FAST_LAUNCH = not launch.SIMULATOR
+#: the shared memory a kernel may take without raising its limit
+#: (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``), bytes
+STATIC_SHARED_BYTES = 48 * 1024
 #: ``__cuda_array_interface__`` typestr -> loop of the fast launch
 _FAST_LOOPS = {dtype.newbyteorder("<").str: loop for loop, dtype in _FLOAT.items()}
 
@@ -211,9 +214,13 @@ class FastLaunch:
     (``UNROLL``, ``THREADS_PER_BLOCK``, ``BLOCKS_PER_SM``) of the time it is
     built (``lanes``: the 2-byte kernels' wide form, each operand passed as
     its 8-byte words and its elements, :func:`pack_arguments`, the grid
-    sized for one thread per word); grid configurations and the stream
-    objects of ``cuda.core`` are cached (weakly, per numba stream; a stream
-    that takes no weak reference is converted on each call).
+    sized for one thread per word; ``threads`` per block, at most
+    ``blocks_per_sm`` blocks per SM and ``shared_bytes`` of dynamic shared
+    memory per block where the kernel asks for other than the launch
+    constants: the 2-byte forward with its table in shared memory); grid
+    configurations and the stream objects of ``cuda.core`` are cached
+    (weakly, per numba stream; a stream that takes no weak reference is
+    converted on each call).
 
     The driver launches on the calling thread's current context, and a
     thread may have none: PyTorch's autograd workers run the backward with
@@ -223,7 +230,8 @@ class FastLaunch:
     as numba-cuda does) if none is current.
     """
 
-    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None, lanes=None):
+    def __init__(self, dispatcher, nin, loop, dtype=None, fixed=None, lanes=None,
+                 threads=None, blocks_per_sm=None, shared_bytes=0):
         from cuda.core import LaunchConfig, Stream, launch as core_launch
 
         dtype = np.dtype(_FLOAT[loop] if dtype is None else dtype)
@@ -233,11 +241,16 @@ class FastLaunch:
                        for at, array in sorted(fixed.items(), key=lambda item: item[0])}
         compiled = dispatcher.compile(launch_signature(
             dtype, nin, {at: array.dtype for at, array in fixed.items()}, lanes))
+        if shared_bytes > STATIC_SHARED_BYTES:
+            numba_cuda.allow_dynamic_shared(compiled, shared_bytes)
+        if shared_bytes:
+            self._shared_bytes, self._shmem = shared_bytes, {"shmem_size": shared_bytes}
         self._lanes = lanes
         self._kernel = numba_cuda.kernel_handle(compiled)
         self._itemsize = dtype.itemsize
-        self._threads = launch.THREADS_PER_BLOCK
-        self._max_blocks = sm_count() * launch.BLOCKS_PER_SM  # (of this device)
+        self._threads = threads or launch.THREADS_PER_BLOCK
+        # (of this device)
+        self._max_blocks = sm_count() * (blocks_per_sm or launch.BLOCKS_PER_SM)
         self._launch = core_launch
         self._config = LaunchConfig
         self._configs = {}
@@ -258,11 +271,15 @@ class FastLaunch:
             n = max(n // self._lanes, 1)
         return grid_blocks(n, self._threads, self._max_blocks)
 
+    #: dynamic shared memory per block, bytes, and as LaunchConfig's argument
+    _shared_bytes, _shmem = 0, {}
+
     def _grid(self, n):
         blocks = self._blocks(n)
         config = self._configs.get(blocks)
         if config is None:
-            config = self._configs[blocks] = self._config(grid=blocks, block=self._threads)
+            config = self._configs[blocks] = self._config(grid=blocks, block=self._threads,
+                                                          **self._shmem)
         return config
 
     def on_handle(self, pointers, n, handle):
@@ -315,7 +332,7 @@ class FastLaunch:
             from cuda.bindings import driver
             self._cu_launch, self._cu_success = driver.cuLaunchKernel, driver.CUresult.CUDA_SUCCESS
         err, = self._cu_launch(self._kernel.handle, self._blocks(n), 1, 1, self._threads, 1, 1,
-                               0, handle, packed.address, 0)
+                               self._shared_bytes, handle, packed.address, 0)
         if err != self._cu_success:
             raise RuntimeError(f"cuLaunchKernel: {err!r}")
 

@@ -21,7 +21,7 @@ from gelu_numba import catalog
 from gelu_numba.targets import dtypes
 # (modules whose values the tests and tools set: read at each use)
 from gelu_numba.targets.cuda import (
-    caller, fast_launch, launch, output_pool, variants, vector_io,
+    caller, fast_launch, launch, lean_shared, output_pool, variants, vector_io,
 )
 from gelu_numba.targets.cuda.codegen import (
     CAST, ELEMENTWISE, FLAT_LOOP, VEC4_LOOP, flat_fields, flat_layout, generate, loop_fields,
@@ -137,7 +137,8 @@ class GpuFunction:
         if variants.full_rate_fp64() if fp64 is None else fp64:
             # (the measured devices' choice, where both kernels are below 1 ulp)
             if fp64 is None and lean32 is None and self.lean32 is not None:
-                return variants.measured_choice(self.__name__) or "fp64"
+                chosen = variants.measured_choice(self.__name__)
+                return "lean32" if chosen in ("lean32", variants.LEAN_SHARED) else "fp64"
             return "fp64"
         return "lean32" if self.lean32 is not None and lean32 is not False else "gpu32"
 
@@ -168,13 +169,21 @@ class GpuFunction:
         tables or table, where it takes them as an argument:
         :meth:`fixed_arguments`).  ``vec4``: the float32 flat loop with
         16-byte loads and stores (:data:`~gelu_numba.targets.cuda.codegen.VEC4_LOOP`:
-        same arguments and bits; its operands' data 16-byte aligned), a
-        variant ``analysis.gpu_throughput`` times, not launched."""
+        same arguments and bits; its operands' data 16-byte aligned), which
+        the fast launch takes where every operand is; for the lean kernel
+        on a device whose measurements chose its table in shared memory,
+        :func:`gelu_numba.targets.cuda.lean_shared.kernel`."""
         variant = self.variant(loop, fp64, lean32)
         if vec4 and not (loop == "f" and layout[0]):
             raise ValueError("16-byte loads are for the float32 loop on contiguous operands")
-        key = (loop, layout, launch.UNROLL, variant, vec4)
+        # (the lean kernel with its table in shared memory, where the
+        # device's measurements chose it: the same arguments and bits)
+        shared = (vec4 and variant == "lean32" and fp64 is None and lean32 is None
+                  and variants.measured_choice(self.__name__) == variants.LEAN_SHARED)
+        key = (loop, layout, launch.UNROLL, variant, vec4, shared)
         kernel = self._kernels.get(key)
+        if kernel is None and shared:
+            kernel = self._kernels[key] = lean_shared.kernel(self.__name__)
         if kernel is None:
             tables = variant == "fp64" and self.tables_argument(loop, layout, True)
             dev = (self.fp64_tables[0]() if tables else self.fp64_device()

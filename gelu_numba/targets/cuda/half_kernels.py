@@ -33,7 +33,7 @@ from numba.core import types
 from gelu_numba.kernels import half_rounding as kernels
 from gelu_numba.targets import half_loops as half
 # (modules whose values the tests and tools set: read at each use)
-from gelu_numba.targets.cuda import fast_launch, launch
+from gelu_numba.targets.cuda import fast_launch, launch, variants
 from gelu_numba.targets.cuda.codegen import FLAT_LOOP, flat_fields, generate
 from gelu_numba.targets.cuda.fast_launch import AlignedLaunch
 from gelu_numba.targets.cuda.vector_io import load_streaming, store_streaming
@@ -208,10 +208,11 @@ def shared_kernel(name, fmt):
     pass per conflict: a few for random entries), where through L1 they
     touch up to 32 sectors (``python -m analysis.gpu_gathers``) and, for a
     table whose touched part the streamed data evicts from L1, go to L2.
-    Same bits as :func:`wide_kernel`.  Launched by
-    :func:`launch_shared`, one block of :data:`SHARED_THREADS` per SM: a
-    variant ``analysis.gpu_throughput`` times, not launched by the
-    package."""
+    Same bits as :func:`wide_kernel`.  One block of
+    :data:`SHARED_THREADS` per SM (:func:`launch_shared`); ``gelu_numba``
+    launches it where a device's measurements chose it
+    (:func:`fast_launcher`), and ``analysis.gpu_throughput`` times it beside
+    :func:`wide_kernel`."""
     if name == "gelu_backward":
         raise ValueError("the shared-memory table is for the uint16 tables "
                          "(gelu, gelu_grad), not gelu_backward's 512 KB")
@@ -229,6 +230,15 @@ def shared_kernel(name, fmt):
                              "LANES": LANES, "types": types})
 
 
+def shared_fits():
+    """Whether a block on the current device may take :data:`TABLE_BYTES`
+    of shared memory (compute capability 8.0, 9.0, 10.0 allow 163 KB or
+    more; most others less); under the simulator, yes."""
+    if launch.SIMULATOR:
+        return True
+    return cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN >= TABLE_BYTES
+
+
 def launch_shared(name, fmt, x, out, stream=0):
     """``out = name(x)`` on 1-D uint16 device arrays of ``fmt`` bits, both
     8-byte aligned, through :func:`shared_kernel`: one block of
@@ -236,6 +246,10 @@ def launch_shared(name, fmt, x, out, stream=0):
     each with the table in :data:`TABLE_BYTES` of dynamic shared memory
     (over the 48 KB a kernel may take without asking: the kernel is
     allowed its table's size first)."""
+    if not shared_fits():
+        raise ValueError(f"the table in shared memory needs {TABLE_BYTES} bytes per block; "
+                         "this device allows "
+                         f"{cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN}")
     kernel = shared_kernel(name, fmt)
     table = table_on_device(name, fmt).view(np.uint64)
     w, a, wout, full = wide_operands((x, out), out.size)
@@ -244,7 +258,7 @@ def launch_shared(name, fmt, x, out, stream=0):
     else:
         from gelu_numba.internals.numba_cuda import allow_dynamic_shared
         signature = tuple(typeof(v) for v in (w, a, table, wout, full))
-        allow_dynamic_shared(kernel, signature, TABLE_BYTES)
+        allow_dynamic_shared(kernel.compile(signature), TABLE_BYTES)
         blocks, threads = launch.sm_count(), SHARED_THREADS
     kernel[blocks, threads, stream, TABLE_BYTES](w, a, table, wout, full)
 
@@ -367,12 +381,16 @@ def fast_launcher(name, fmt):
     for the current device and launch constants: an
     :class:`~gelu_numba.targets.cuda.fast_launch.AlignedLaunch`
     whose operands are ``(x, out)`` or ``(dy, x, out)`` as 2-byte pointers,
-    the table in its place.  Built on first use and checked against the
+    the table in its place.  The aligned launch is :func:`wide_kernel`'s,
+    or :func:`shared_kernel`'s where the device's measurements chose the
+    table in shared memory (:func:`~gelu_numba.targets.cuda.variants.measured_choice`
+    of ``"gelu float16"``, say).  Built on first use and checked against the
     general path on every bit pattern; None where there is none (the
     simulator, a launcher that failed its check)."""
     if not fast_launch.FAST_LAUNCH:
         return None
-    key = (name, fmt, WORDS) + fast_launch.fast_key(None)
+    shared = variants.measured_choice(f"{name} {fmt}") == "shared" and shared_fits()
+    key = (name, fmt, WORDS, shared) + fast_launch.fast_key(None)
     try:
         return _FAST[key]
     except KeyError:
@@ -390,10 +408,16 @@ def fast_launcher(name, fmt):
 
     def build():
         table = {nin: table_on_device(name, fmt)}
-        return AlignedLaunch(
-            fast_launch.FastLaunch(wide_kernel(name, fmt, WORDS), nin, None, np.uint16, table,
-                                   lanes=LANES),
-            fast_launch.FastLaunch(narrow, nin, None, np.uint16, table), WORD_BYTES)
+        if shared:   # (one block per SM, each with the table as 8-byte words)
+            wide = fast_launch.FastLaunch(
+                shared_kernel(name, fmt), nin, None, np.uint16,
+                {nin: table[nin].view(np.uint64)}, lanes=LANES, threads=SHARED_THREADS,
+                blocks_per_sm=1, shared_bytes=TABLE_BYTES)
+        else:
+            wide = fast_launch.FastLaunch(wide_kernel(name, fmt, WORDS), nin, None, np.uint16,
+                                          table, lanes=LANES)
+        return AlignedLaunch(wide, fast_launch.FastLaunch(narrow, nin, None, np.uint16, table),
+                             WORD_BYTES)
 
     _FAST[key] = launcher = fast_launch.checked_launcher(
         f"gelu_numba.targets.cuda.half_kernels ({name}, {fmt})", build,

@@ -1,6 +1,7 @@
 """The lean float32 kernels with their table in shared memory: a variant
-that :mod:`analysis.gpu_throughput` times beside the launched one, not
-launched.
+that :mod:`analysis.gpu_throughput` times beside the launched one, and
+that a device launches where its measurements chose it
+(:func:`~gelu_numba.targets.cuda.variants.measured_choice`).
 
 The launched lean kernel (:mod:`gelu_numba.kernels.lean32`) reads its
 table's columns from device memory through L1, where a warp's read of one

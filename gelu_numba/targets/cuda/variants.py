@@ -65,14 +65,20 @@ def full_rate_fp64():
 
 
 _CHOICE = {}
+#: the measured choice of the lean kernel with its table in each block's
+#: shared memory (:mod:`~gelu_numba.targets.cuda.lean_shared`: the lean
+#: kernel's arguments and bits)
+LEAN_SHARED = "lean32 shared"
 
 
-def measured_choice(name):
-    """The float32 kernel (``"fp64"`` or ``"lean32"``) that the current
-    device's measurements chose for catalog function ``name``
-    (:mod:`~gelu_numba.targets.cuda.choice`, generated from the GPU runs),
-    or None where none did (an unmeasured device, a function without both
-    kernels, the simulator, no device), cached per device."""
+def measured_choice(key):
+    """What the current device's measurements chose for ``key``
+    (:mod:`~gelu_numba.targets.cuda.choice`, generated from the GPU runs):
+    for a catalog function's name, its float32 kernel (``"fp64"``,
+    ``"lean32"`` or :data:`LEAN_SHARED`); for ``"gelu float16"`` or ``"gelu bfloat16"``, where the
+    2-byte forward reads its table (``"shared"`` memory or ``"l1"``: global
+    memory through L1).  None where nothing was chosen (an unmeasured
+    device, the simulator, no device); cached per device."""
     if SIMULATOR or not _device_available():
         return None
     dev = cuda.get_current_device()
@@ -81,7 +87,7 @@ def measured_choice(name):
         from gelu_numba.targets.cuda.choice import CHOICE
         device_name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
         chosen = _CHOICE[dev.id] = CHOICE.get(device_name, {})
-    return chosen.get(name)
+    return chosen.get(key)
 
 
 @functools.cache
