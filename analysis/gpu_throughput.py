@@ -616,12 +616,13 @@ def registers(gpu, names, simulated=False):
     the simulator, which still walks the kernels' keys)."""
     out = {}
     for name in names:
-        for (loop, layout, _unroll, variant, vec4), k in getattr(gpu, name)._kernels.items():
+        for loop, layout, variant, vec4, shared, k in getattr(gpu, name).compiled():
             regs = {} if simulated else k.get_regs_per_thread()
             kind = "float64" if loop == "d" else {
                 "fp64": "float32 (float64 arithmetic)", "lean32": "float32 (lean32)",
                 "gpu32": "float32 (float32 arithmetic)"}.get(variant, "float32")
-            shape = " 16-byte loads" if vec4 else "" if layout[0] else " (N-D)"
+            shape = (" 16-byte loads" if vec4 else "" if layout[0] else " (N-D)") + (
+                ", table in shared memory" if shared else "")
             out[f"{name} {kind}{shape}"] = sorted(set(regs.values()))
     return out
 

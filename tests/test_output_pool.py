@@ -9,8 +9,9 @@ simulator, empty outputs, graph capture, out of memory).
 
 On a GPU (skipped under the simulator, run by ``analysis/on_gpu.sh``): an
 output freed after a use on another blocking stream is not handed out again
-before that use ends; the pool gives the outputs of contiguous and strided
-calls and hands their memory back when they are dropped.
+before that use ends; the pool gives the outputs of contiguous, strided,
+scalar and broadcast calls and hands their memory back when they are
+dropped; a non-blocking stream's call takes numba's allocation.
 """
 
 import gc
@@ -276,6 +277,19 @@ def test_outputs_come_from_the_pool_and_go_back(step):
     gc.collect()
     cuda.synchronize()
     assert _used() == before
+
+
+@needs_device
+def test_outputs_of_host_scalars_and_broadcasts_come_from_the_pool():
+    # the general path's outputs: a 0-d one (a host scalar) and a broadcast
+    before = _used()
+    y = gpu.gelu(1.5)
+    z = gpu.gelu_backward(np.ones((3, 1)), cuda.to_device(np.linspace(-2, 2, 4)))
+    assert y.shape == () and z.shape == (3, 4)
+    assert _used() > before
+    assert same_bits(y.copy_to_host(), gelu_numba.gelu(np.float64(1.5)))
+    assert same_bits(z.copy_to_host(),
+                     gelu_numba.gelu_backward(np.ones((3, 1)), np.linspace(-2, 2, 4)))
 
 
 @cuda.jit

@@ -128,7 +128,11 @@ class GpuFunction:
         """The float32 kernel loop ``loop`` runs: ``"fp64"`` (float64
         arithmetic), ``"lean32"``, ``"gpu32"`` (float32 arithmetic, the device
         function's), or None (not the float32 loop, or a record with one
-        float32 kernel).  ``fp64``, ``lean32``: force the choice either way
+        float32 kernel).  On a device with full-rate FP64, ``"fp64"`` unless
+        the device's measurements chose the lean kernel
+        (:func:`~gelu_numba.targets.cuda.variants.measured_choice`; both
+        below 1 ulp); elsewhere ``"lean32"`` where the record has one.
+        ``fp64``, ``lean32``: force the choice either way
         (analysis.gpu_sass, analysis.gpu_throughput)."""
         if loop != "f" or self.fp64_device is None:
             return None
@@ -206,6 +210,15 @@ class GpuFunction:
                                   **loop_fields(layout, self.nin, 8, passed=passed))
             self._kernels[key] = kernel
         return kernel
+
+    def compiled(self):
+        """``[(loop, layout, variant, vec4, shared, kernel), ...]``: the
+        kernels :meth:`kernel` has generated so far (``shared``: the lean
+        kernel's table in shared memory), for the tools that read their
+        registers."""
+        return [(loop, layout, variant, vec4, shared, kernel)
+                for (loop, layout, _unroll, variant, vec4, shared), kernel
+                in self._kernels.items()]
 
     def _fast_call(self, args, out, stream, handle=None, lib=None, owner=None):
         """The call below numba-cuda's dispatcher (see
