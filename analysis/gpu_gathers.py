@@ -45,20 +45,25 @@ WARP = 32
 BANKS = 32      # shared memory's banks, 4 bytes wide
 
 
+def _warp_units(units, active):
+    """``(each warp's units sorted, which warps read)``: ``units`` (a
+    sector or word per lane, a multiple of 32 lanes, warp after warp), the
+    lanes that read nothing (``active`` False) given their warp's first
+    reading lane's unit, which adds none."""
+    warps = np.asarray(units, dtype=np.int64).reshape(-1, WARP)
+    mask = (np.ones_like(warps, dtype=bool) if active is None
+            else np.asarray(active, dtype=bool).reshape(-1, WARP))
+    first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0)
+    warps = np.where(mask, warps, warps[np.arange(len(warps)), first][:, None])
+    return np.sort(warps, axis=1), mask.any(axis=1)
+
+
 def sectors_per_read(byte_offsets, active=None):
     """Mean distinct 32-byte sectors per warp read: ``byte_offsets`` of
     every lane (a multiple of 32 of them, warp after warp), ``active`` the
     lanes that read (all by default); warps with no active lane left out."""
-    sector = np.asarray(byte_offsets, dtype=np.int64) // SECTOR
-    warps = sector.reshape(-1, WARP)
-    mask = (np.ones_like(warps, dtype=bool) if active is None
-            else np.asarray(active, dtype=bool).reshape(-1, WARP))
-    # inactive lanes take their warp's first active sector: no new sector
-    first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0)
-    warps = np.where(mask, warps, warps[np.arange(len(warps)), first][:, None])
-    ordered = np.sort(warps, axis=1)
+    ordered, used = _warp_units(np.asarray(byte_offsets, dtype=np.int64) // SECTOR, active)
     distinct = 1 + (np.diff(ordered, axis=1) != 0).sum(axis=1)
-    used = mask.any(axis=1)
     return float(distinct[used].mean()) if used.any() else 0.0
 
 
@@ -67,21 +72,14 @@ def shared_passes(byte_offsets, active=None):
     banks serve one 4-byte word each per pass, lanes that read the same
     word share it, so a read takes as many passes as the most distinct
     words any one bank holds; ``active`` as for :func:`sectors_per_read`."""
-    word = np.asarray(byte_offsets, dtype=np.int64) // 4
-    warps = word.reshape(-1, WARP)
-    mask = (np.ones_like(warps, dtype=bool) if active is None
-            else np.asarray(active, dtype=bool).reshape(-1, WARP))
-    first = np.where(mask.any(axis=1), np.argmax(mask, axis=1), 0)
-    warps = np.where(mask, warps, warps[np.arange(len(warps)), first][:, None])
-    ordered = np.sort(warps, axis=1)
+    ordered, used = _warp_units(np.asarray(byte_offsets, dtype=np.int64) // 4, active)
     fresh = np.concatenate([np.ones((len(ordered), 1), bool),
                             np.diff(ordered, axis=1) != 0], axis=1)
-    # distinct words per bank: count each distinct word once in its bank
+    # distinct words per bank: each distinct word counted once, in its bank
     banks = np.where(fresh, ordered % BANKS, BANKS)
     counts = np.zeros((len(banks), BANKS + 1), np.int64)
     np.add.at(counts, (np.arange(len(banks))[:, None], banks), 1)
     passes = counts[:, :BANKS].max(axis=1)
-    used = mask.any(axis=1)
     return float(passes[used].mean()) if used.any() else 0.0
 
 
