@@ -27,6 +27,10 @@ The 2-byte ``gelu`` of each format likewise reads its 128 KB table from
 each block's shared memory (``half_kernels.shared_kernel``) where the
 report timed that faster than the launched kernel, which reads it through
 L1, by :data:`MARGIN`: the same bits either way, so speed alone decides.
+And the fast launch calls the driver through ``cuda.bindings``'
+``cuLaunchKernel`` (``FastLaunch.via_driver``) where the report's host
+table (or a newer ``gpu_host_*.md``: the newest report decides each
+choice) timed it cheaper than ``cuda.core.launch`` by :data:`MARGIN`.
 
 The accuracy beside each: the exhaustive sweeps of the kernels' CPU
 compilations (``gelu_numba.figures``'s ``exhaustive32_*`` for the
@@ -117,7 +121,39 @@ def choose(text):
         picked = _pick(rows, "gelu", f"gelu {HALF_SHARED_TAG}", fmt, ("l1", "shared"))
         if picked:
             chosen[f"gelu {fmt}"] = picked
+    host = _host_us(text)
+    if CORE_LAUNCH in host and DRIVER_LAUNCH_ROW in host:
+        core, driver = host[CORE_LAUNCH], host[DRIVER_LAUNCH_ROW]
+        chosen["launch"] = ("cuLaunchKernel" if driver <= (1 - MARGIN) * core else "cuda.core",
+                            core, driver, "µs per call")
     return name, chosen
+
+
+#: the host table's rows of the fast launch's two calls of the driver
+#: (analysis.gpu_throughput.host_costs)
+CORE_LAUNCH = "part: the fast launcher alone (packed pointers; `cuda.core.launch`)"
+DRIVER_LAUNCH_ROW = ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
+                     "the parameters written into a kept buffer)")
+
+
+def _host_us(text):
+    """``{call: µs per call}`` of a report's host-time table."""
+    out = {}
+    for line in text.split("## Host time per call", 1)[-1].splitlines() if (
+            "## Host time per call" in text) else ():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3:
+            try:
+                out[cells[0]] = float(cells[1])
+            except ValueError:
+                continue
+    return out
+
+
+def _stamp(text):
+    """A report's date, ``YYYY-MM-DD HH:MM`` (an undated one sorts first)."""
+    found = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d) UTC", text)
+    return found.group(1) if found else ""
 
 
 def accuracy():
@@ -134,11 +170,15 @@ def accuracy():
 def render():
     """The text of :data:`MODULE`, from every committed report (a device's
     reports merged: the whole run's and the 2-byte kernels' own)."""
-    devices = {}
-    for path in sorted(REPORTS.glob("gpu_throughput_*.md")):
-        name, chosen = choose(path.read_text())
+    devices, when = {}, {}
+    for path in sorted([*REPORTS.glob("gpu_throughput_*.md"), *REPORTS.glob("gpu_host_*.md")]):
+        text = path.read_text()
+        name, chosen = choose(text)
         for key, picked in chosen.items():
-            devices.setdefault(name, {})[key] = (path.name, *picked)
+            # (a key timed by several reports of a device: the newest)
+            if _stamp(text) >= when.get((name, key), ""):
+                when[(name, key)] = _stamp(text)
+                devices.setdefault(name, {})[key] = (path.name, *picked)
     ulp = accuracy()
     lines = ["| device | function | launched | float64 arithmetic, G elem/s "
              "| lean (its faster form), G elem/s | size | float64 arithmetic, max ulp "
@@ -147,16 +187,20 @@ def render():
     halves = ["| device | 2-byte forward | its table in | through L1, G elem/s "
               "| in shared memory, G elem/s | size | report |",
               "|---|---|---|---:|---:|---|---|"]
+    launches = ["| device | fast launch through | `cuda.core.launch`, µs per call "
+                "| `cuLaunchKernel`, µs per call | report |", "|---|---|---:|---:|---|"]
     for name, chosen in devices.items():
         for key, (report, kernel, a, b, size) in chosen.items():
-            if key in FUNCTIONS:
+            if key == "launch":
+                launches.append(f"| {name} | {kernel} | {a:g} | {b:g} | {report} |")
+            elif key in FUNCTIONS:
                 lines.append(f"| {name} | `{key}` | {kernel} | {a:g} | {b:g} | {size} "
                              f"| {ulp[(key, 'fp64')]:.4g} | {ulp[(key, 'lean32')]:.4g} "
                              f"| {report} |")
             else:
                 halves.append(f"| {name} | `{key}` | {kernel} | {a:g} | {b:g} | {size} "
                               f"| {report} |")
-    parts = [t for t in (lines, halves) if len(t) > 2]
+    parts = [t for t in (lines, halves, launches) if len(t) > 2]
     table = ("\n\n".join("\n".join("    " + line for line in t) for t in parts) if parts else
              "    (no report of the kernels as they are now: every device takes the\n"
              "    compute-capability rule and the 2-byte kernels read their tables\n"
@@ -179,13 +223,15 @@ numba-cuda gives it) keeps the compute-capability rule
 (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).  The 2-byte
 ``gelu`` of each format reads its table from shared memory where that ran
 faster by the same margin (the same bits either way), else through L1.
+The fast launch calls the driver through ``cuLaunchKernel`` where the
+host-time table found it cheaper than ``cuda.core.launch`` by the margin.
 The analysis module's docstring says why.
 
 {table}
 """
 
 #: device name -> {{function: "fp64", "lean32" or "lean32 shared",
-#: "gelu <format>": "l1" or "shared"}}
+#: "gelu <format>": "l1" or "shared", "launch": "cuda.core" or "cuLaunchKernel"}}
 CHOICE = {body}
 '''
 

@@ -122,6 +122,9 @@ def host_pieces_us(calls, rounds):
         pointers = (x.data_ptr(), out.data_ptr())
         pieces.append(("the fast launch alone (`FastLaunch.on_handle`)",
                        lambda: launcher.on_handle(pointers, 1024, handle)))
+        one = launcher.wide if hasattr(launcher, "wide") else launcher   # (16-byte aligned)
+        pieces.append(("the same launch through `cuLaunchKernel` (`FastLaunch.via_driver`)",
+                       lambda: one.via_driver(pointers, 1024, handle)))
     times = {name: [] for name, _ in pieces}
     for _ in range(rounds):
         for name, fn in pieces:

@@ -502,6 +502,23 @@ def test_the_driver_launch_hands_cuLaunchKernel_the_packed_words(monkeypatch):
         launcher.via_driver((0x10, 0x20), 1000, 0)
 
 
+def test_a_device_that_chose_culaunchkernel_launches_through_it(monkeypatch):
+    # (FastLaunch._driver: set from the measured choice when it is built)
+    binds, calls = [], []
+    launcher = _bare_launcher(monkeypatch, binds)
+    launcher._driver = True
+    launcher.via_driver = lambda pointers, n, handle=0: calls.append((pointers, n, handle))
+    launcher._launch = lambda *a: pytest.fail("cuda.core.launch called")
+
+    class Stream:
+        handle = 7
+
+    launcher((0x10, 0x20), 100, 0)
+    launcher((0x10, 0x20), 100, Stream())
+    launcher.on_handle((0x10, 0x20), 100, 9)
+    assert calls == [((0x10, 0x20), 100, 0), ((0x10, 0x20), 100, 7), ((0x10, 0x20), 100, 9)]
+
+
 def test_a_launcher_with_shared_memory_asks_for_it_in_each_launch(monkeypatch):
     # (the 2-byte forward with its table in shared memory): cuda.core's
     # LaunchConfig and cuLaunchKernel both get the bytes

@@ -70,6 +70,29 @@ def test_the_generated_module_merges_a_devices_reports(tmp_path, monkeypatch):
     assert "| NVIDIA H200 | `gelu float16` | shared | 750 | 950 | 2^28 |" in text
 
 
+def host_table(core_us, driver_us):
+    return ("\n## Host time per call (float32 `gelu`, 1048576 elements on the device, "
+            "default stream)\n\n| call | µs per call | min |\n|---|---|---|\n"
+            f"| `gpu.gelu(x, out=out)`, numba arrays (fast launch) | 19.4 | 18.2 |\n"
+            f"| {gpu_choice.CORE_LAUNCH} | {core_us} | 1 |\n"
+            f"| {gpu_choice.DRIVER_LAUNCH_ROW} | {driver_us} | 1 |\n")
+
+
+def test_the_launch_goes_through_culaunchkernel_where_it_was_cheaper(tmp_path, monkeypatch):
+    assert gpu_choice.choose(report([]) + host_table(9.5, 3.0))[1] == {
+        "launch": ("cuLaunchKernel", 9.5, 3.0, "µs per call")}
+    assert gpu_choice.choose(report([]) + host_table(9.5, 9.2))[1]["launch"][0] == "cuda.core"
+    assert "launch" not in gpu_choice.choose(report([]))[1]
+    # a newer host-time run of the device decides over the whole run's
+    (tmp_path / "gpu_throughput_h200.md").write_text(report([]) + host_table(9.5, 3.0))
+    (tmp_path / "gpu_host_h200.md").write_text(
+        report([]).replace("2026-12-01 10:00", "2026-12-02 10:00") + host_table(5.0, 4.9))
+    monkeypatch.setattr(gpu_choice, "REPORTS", tmp_path)
+    scope = {}
+    exec(compile(gpu_choice.render(), "choice.py", "exec"), scope)  # noqa: S102
+    assert scope["CHOICE"] == {"NVIDIA H200": {"launch": "cuda.core"}}
+
+
 def test_reports_of_other_kernels_or_devices_choose_nothing():
     rows = [("gelu", "2^28", 100), (f"gelu {LEAN_TAG}", "2^28", 200)]
     assert gpu_choice.choose(report(rows, mark=False)) == ("NVIDIA H200", {})   # older kernels

@@ -12,6 +12,8 @@ numba-cuda gives it) keeps the compute-capability rule
 (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).  The 2-byte
 ``gelu`` of each format reads its table from shared memory where that ran
 faster by the same margin (the same bits either way), else through L1.
+The fast launch calls the driver through ``cuLaunchKernel`` where the
+host-time table found it cheaper than ``cuda.core.launch`` by the margin.
 The analysis module's docstring says why.
 
     (no report of the kernels as they are now: every device takes the
@@ -20,5 +22,5 @@ The analysis module's docstring says why.
 """
 
 #: device name -> {function: "fp64", "lean32" or "lean32 shared",
-#: "gelu <format>": "l1" or "shared"}
+#: "gelu <format>": "l1" or "shared", "launch": "cuda.core" or "cuLaunchKernel"}
 CHOICE = {}

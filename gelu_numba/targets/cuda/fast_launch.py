@@ -36,7 +36,7 @@ from numba.core import types
 from gelu_numba.internals import numba_cuda
 from gelu_numba.internals.numba_core import from_dtype
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.cuda import launch
+from gelu_numba.targets.cuda import launch, variants
 from gelu_numba.targets.cuda.launch import grid_blocks, sm_count
 
 _FLOAT = dtypes.LOOP_DTYPES
@@ -72,6 +72,10 @@ def checked_launcher(label, build, agrees):
 #: whether calls may take :class:`FastLaunch` (never under the simulator,
 #: which has no driver)
 FAST_LAUNCH = not launch.SIMULATOR
+#: the measured choice (``variants.measured_choice("launch")``) of launches
+#: through ``cuLaunchKernel`` (:meth:`FastLaunch.via_driver`) rather than
+#: ``cuda.core.launch``
+DRIVER_LAUNCH = "cuLaunchKernel"
 #: the shared memory a kernel may take without raising its limit
 #: (``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``), bytes
 STATIC_SHARED_BYTES = 48 * 1024
@@ -245,6 +249,7 @@ class FastLaunch:
             numba_cuda.allow_dynamic_shared(compiled, shared_bytes)
         if shared_bytes:
             self._shared_bytes, self._shmem = shared_bytes, {"shmem_size": shared_bytes}
+        self._driver = variants.measured_choice("launch") == DRIVER_LAUNCH
         self._lanes = lanes
         self._kernel = numba_cuda.kernel_handle(compiled)
         self._itemsize = dtype.itemsize
@@ -288,6 +293,8 @@ class FastLaunch:
         ``torch.cuda.Stream.cuda_stream``; 0 is the legacy default stream).
         The ``cuda.core`` stream of each handle is made once and kept: the
         caller's streams must outlive it (PyTorch's pool streams do)."""
+        if self._driver:
+            return self.via_driver(pointers, n, handle)
         if not hasattr(self._bound, "done"):
             self._bind()
         core_stream = self._handles.get(handle)
@@ -297,6 +304,9 @@ class FastLaunch:
                      *pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes))
 
     def __call__(self, pointers, n, stream):
+        if self._driver:
+            return self.via_driver(pointers, n, 0 if isinstance(stream, int)
+                                   else int(stream.handle or 0))
         if not hasattr(self._bound, "done"):
             self._bind()
         config = self._grid(n)
@@ -314,13 +324,18 @@ class FastLaunch:
         self._launch(core_stream, config, self._kernel,
                      *pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes))
 
+    #: whether every launch goes through :meth:`via_driver` (where the
+    #: device's measurements found ``cuLaunchKernel`` the cheaper call)
+    _driver = False
+
     def via_driver(self, pointers, n, handle=0):
         """The same launch as :meth:`on_handle`, through ``cuda.bindings``'
         ``cuLaunchKernel`` instead of ``cuda.core.launch``: the packed words
         written into a buffer this thread keeps (:class:`PackedParameters`),
-        whose pointer array is the ``kernelParams``.  A variant whose host
-        time ``analysis.gpu_throughput`` sets beside ``cuda.core``'s, not
-        launched."""
+        whose pointer array is the ``kernelParams``.  Every launch takes it
+        on a device whose host-time measurements found it the cheaper call
+        (:func:`~gelu_numba.targets.cuda.variants.measured_choice` of
+        ``"launch"``); ``analysis.gpu_throughput`` times both."""
         if not hasattr(self._bound, "done"):
             self._bind()
         words = pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes)
