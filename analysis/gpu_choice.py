@@ -19,8 +19,9 @@ faster than the float64-arithmetic kernel's by at least
 :data:`MARGIN`, else the float64-arithmetic kernel (the better bound is
 worth a speed within the runs' noise); of the lean kernel's two forms,
 its table read through L1 (``"lean32"``) or from a copy in each block's
-shared memory (``"lean32 shared"``, the same bits), the faster.  Reports of older kernels choose
-nothing: a device without an entry keeps the compute-capability rule
+shared memory (``"lean32 shared"``, the same bits), the faster.  Reports
+of older kernels choose nothing: a device without an entry keeps the
+compute-capability rule
 (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).
 
 The 2-byte ``gelu`` of each format likewise reads its 128 KB table from
@@ -51,7 +52,7 @@ LEAN_SWEEP = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
 FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward", "ndtr")
 #: the 2-byte formats whose forward may read its table from shared memory
 HALF_FORMATS = ("bfloat16", "float16")
-#: how much faster the lean kernel must run to be launched instead
+#: how much faster (or cheaper) an alternative must run to be chosen
 MARGIN = 0.05
 COMMAND = "python -m analysis.gpu_choice --update"
 
@@ -94,10 +95,15 @@ def choose(text):
     :data:`FUNCTIONS` (``"fp64"`` against the faster of the lean kernel's
     two forms, ``"lean32"`` and ``"lean32 shared"``, its table in shared
     memory: none where the report timed other float32 kernels than
-    today's, or the device lacks full-rate FP64), and ``"gelu float16"``, ``"gelu bfloat16"`` (the
-    2-byte forward's table through ``"l1"`` against in ``"shared"``
-    memory: same bits, where the report timed both)."""
-    from analysis.gpu_throughput import HALF_SHARED_TAG, LEAN_SHARED_TAG, LEAN_TAG, VEC4_MARK
+    today's, or the device lacks full-rate FP64); ``"gelu float16"`` and
+    ``"gelu bfloat16"`` (the 2-byte forward's table through ``"l1"``
+    against in ``"shared"`` memory: same bits, where the report timed
+    both); ``"launch"`` (``"cuda.core"`` against ``"cuLaunchKernel"``,
+    from the host-time table, in µs per call)."""
+    from analysis.gpu_throughput import (
+        HALF_SHARED_TAG, HOST_CORE_LAUNCH, HOST_DRIVER_LAUNCH, LEAN_SHARED_TAG, LEAN_TAG,
+        VEC4_MARK,
+    )
     from gelu_numba.targets.cuda import FULL_RATE_FP64
     from gelu_numba.targets.cuda.variants import LEAN_SHARED
 
@@ -122,18 +128,11 @@ def choose(text):
         if picked:
             chosen[f"gelu {fmt}"] = picked
     host = _host_us(text)
-    if CORE_LAUNCH in host and DRIVER_LAUNCH_ROW in host:
-        core, driver = host[CORE_LAUNCH], host[DRIVER_LAUNCH_ROW]
+    if HOST_CORE_LAUNCH in host and HOST_DRIVER_LAUNCH in host:
+        core, driver = host[HOST_CORE_LAUNCH], host[HOST_DRIVER_LAUNCH]
         chosen["launch"] = ("cuLaunchKernel" if driver <= (1 - MARGIN) * core else "cuda.core",
                             core, driver, "µs per call")
     return name, chosen
-
-
-#: the host table's rows of the fast launch's two calls of the driver
-#: (analysis.gpu_throughput.host_costs)
-CORE_LAUNCH = "part: the fast launcher alone (packed pointers; `cuda.core.launch`)"
-DRIVER_LAUNCH_ROW = ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
-                     "the parameters written into a kept buffer)")
 
 
 def _host_us(text):

@@ -510,11 +510,8 @@ def host_costs(cuda, gpu, n, rounds, batch):
         from gelu_numba.targets.cuda import fast_launch
         pointers = (x.device_ctypes_pointer.value, out.device_ctypes_pointer.value)
         one = launcher.wide if hasattr(launcher, "wide") else launcher   # (16-byte aligned)
-        calls += [("part: the fast launcher alone (packed pointers; `cuda.core.launch`)",
-                   lambda: launcher(pointers, n, 0)),
-                  ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
-                   "the parameters written into a kept buffer)",
-                   lambda: one.via_driver(pointers, n, 0)),
+        calls += [(HOST_CORE_LAUNCH, lambda: launcher(pointers, n, 0)),
+                  (HOST_DRIVER_LAUNCH, lambda: one.via_driver(pointers, n, 0)),
                   ("part: reading `__cuda_array_interface__` of two numba arrays (no launch)",
                    lambda: (x.__cuda_array_interface__, out.__cuda_array_interface__)),
                   ("part: numba-cuda's current device (no launch)",
@@ -547,6 +544,13 @@ def host_costs(cuda, gpu, n, rounds, batch):
             t = _host_time(call, rounds, batch, cuda)
         rows.append((label, *t))
     return rows
+
+
+#: the host table's rows of the fast launch's two ways to call the driver
+#: (analysis.gpu_choice chooses between them)
+HOST_CORE_LAUNCH = "part: the fast launcher alone (packed pointers; `cuda.core.launch`)"
+HOST_DRIVER_LAUNCH = ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
+                      "the parameters written into a kept buffer)")
 
 
 def _without_pool(f, *args):

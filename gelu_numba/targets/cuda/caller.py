@@ -9,9 +9,9 @@ operand's device: what the library's own next operation runs on, so that
 ``gpu.gelu(t)`` is ordered with it without a synchronisation and its
 memory is reused by the library's pool.  Operands of numba-cuda and other
 ``__cuda_array_interface__`` objects: a numba device array
-(:mod:`~gelu_numba.targets.cuda.output_pool`) and the default stream.  A library's array tells its device: a call
-whose first device operand is on another device than numba-cuda's current
-one runs on the operand's (the interface itself names no device, and a
+(:mod:`~gelu_numba.targets.cuda.output_pool`) and the default stream.  A
+library's array tells its device: a call whose first device operand is on
+another device than numba-cuda's current one runs on the operand's (the interface itself names no device, and a
 kernel launched on another device than its data's fails or, with peer
 access, reads across the link).  With an explicit ``stream`` the output is
 still the library's array, allocated on its current stream: a caller who
