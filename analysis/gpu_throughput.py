@@ -478,8 +478,8 @@ def host_costs(cuda, gpu, n, rounds, batch):
     launches, so this is what the host spends per call).  The fast launch
     with and without ``out=`` (a new output from the output pool, and from
     numba-cuda's ``device_array`` as before the pool), the general path it
-    bypasses, numba-cuda's
-    dispatcher alone (the same kernel, launched as ``kernel[grid, block]``),
+    bypasses, numba-cuda's dispatcher alone (the same kernel, launched as
+    ``kernel[grid, block]``),
     parts of the fast call alone (the launcher on packed pointers, and the
     same launch through ``cuLaunchKernel``; the operands'
     ``__cuda_array_interface__``; the current-device lookup)

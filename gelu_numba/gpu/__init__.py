@@ -26,7 +26,10 @@ capability 6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200,
 B100/B200; :data:`gelu_numba.targets.cuda.variants.FULL_RATE_FP64`) they run the
 CPU's kernel (the CPU's bound and bits; the contiguous launch reads its
 coefficient tables once into registers; the repository's
-``benchmarks/results/gpu_sass_sm90.md``).  The choice is one method,
+``benchmarks/results/gpu_sass_sm90.md``), except where that device's own
+measurements found the lean kernel faster (both below 1 ulp on every
+input: :mod:`gelu_numba.targets.cuda.choice`, generated from the GPU runs
+by ``python -m analysis.gpu_choice --update``).  The choice is one method,
 :meth:`GpuFunction.variant <gelu_numba.targets.cuda.function.GpuFunction.variant>`.
 The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
 always compute in float32 arithmetic with

@@ -145,7 +145,7 @@ def kernel({args}, {table}, wout, out):
 
 
 @functools.cache
-def wide_kernel(name, fmt, words, streaming=False):
+def wide_kernel(name, fmt, words, streaming=False, shared=False):
     """The kernel of ``name`` ("gelu", "gelu_grad", "gelu_backward") on
     ``fmt`` bits, 8-byte words at a time: ``words`` words of each operand
     per thread and trip, loaded (in the source) before any is looked up;
@@ -156,7 +156,9 @@ def wide_kernel(name, fmt, words, streaming=False):
     :func:`backward_kernel`.  ``streaming``: the words loaded and stored
     with the evict-first hint (:func:`~gelu_numba.targets.cuda.vector_io.load_streaming`),
     so that the data streaming through L1 leaves the table's lines there: a
-    variant ``analysis.gpu_throughput`` times, not launched."""
+    variant ``analysis.gpu_throughput`` times, not launched.  ``shared``:
+    the table, passed as 8-byte words, copied into each block's shared
+    memory first (:func:`shared_kernel`)."""
     nin = 2 if name == "gelu_backward" else 1
     pad = " " * 8
     load, store = (("load_streaming(w{k}, i + s{u})", "store_streaming(wout, i + s{u}, r{u})")
@@ -167,7 +169,8 @@ def wide_kernel(name, fmt, words, streaming=False):
     stores = ([f"{pad}r{u} = word(" + ", ".join(f"v{k}_{u}" for k in range(nin)) + ", table)"
                for u in range(words)] + [pad + store.format(u=u) for u in range(words)])
     source = WIDE_LOOP.format(
-        args=", ".join(f"w{k}, a{k}" for k in range(nin)), table="table", prologue="",
+        args=", ".join(f"w{k}, a{k}" for k in range(nin)),
+        table="table_words" if shared else "table", prologue=SHARED_PROLOGUE if shared else "",
         last=words - 1, words=words,
         offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
         loads="\n".join(loads), stores="\n".join(stores),
@@ -176,7 +179,7 @@ def wide_kernel(name, fmt, words, streaming=False):
     element = _backward_element(fmt) if nin == 2 else _gelu_element
     return generate(source, {"word": _word(name, fmt), "element": element, "LANES": LANES,
                              "load_streaming": load_streaming,
-                             "store_streaming": store_streaming})
+                             "store_streaming": store_streaming, "types": types})
 
 
 #: bytes of a 2-byte function's table of results (65,536 uint16): the
@@ -216,18 +219,7 @@ def shared_kernel(name, fmt):
     if name == "gelu_backward":
         raise ValueError("the shared-memory table is for the uint16 tables "
                          "(gelu, gelu_grad), not gelu_backward's 512 KB")
-    words = WORDS
-    pad = " " * 8
-    source = WIDE_LOOP.format(
-        args="w0, a0", table="table_words", prologue=SHARED_PROLOGUE, last=words - 1,
-        words=words,
-        offsets="\n".join(f"    s{u} = s{u - 1} + step" for u in range(1, words + 1)),
-        loads="\n".join(f"{pad}v0_{u} = w0[i + s{u}]" for u in range(words)),
-        stores="\n".join([f"{pad}r{u} = word(v0_{u}, table)" for u in range(words)]
-                         + [f"{pad}wout[i + s{u}] = r{u}" for u in range(words)]),
-        tail="w0[i]", rest="a0[k]")
-    return generate(source, {"word": _word(name, fmt), "element": _gelu_element,
-                             "LANES": LANES, "types": types})
+    return wide_kernel(name, fmt, WORDS, shared=True)
 
 
 def shared_fits():

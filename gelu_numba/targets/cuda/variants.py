@@ -75,12 +75,13 @@ def measured_choice(key):
     """What the current device's measurements chose for ``key``
     (:mod:`~gelu_numba.targets.cuda.choice`, generated from the GPU runs):
     for a catalog function's name, its float32 kernel (``"fp64"``,
-    ``"lean32"`` or :data:`LEAN_SHARED`); for ``"gelu float16"`` or ``"gelu bfloat16"``, where the
-    2-byte forward reads its table (``"shared"`` memory or ``"l1"``: global
-    memory through L1); for ``"launch"``, how the fast launch calls the
-    driver (``"cuLaunchKernel"`` or ``"cuda.core"``).  None where nothing
-    was chosen (an unmeasured
-    device, the simulator, no device); cached per device."""
+    ``"lean32"`` or :data:`LEAN_SHARED`); for ``"gelu float16"`` or
+    ``"gelu bfloat16"``, where the 2-byte forward reads its table
+    (``"shared"`` memory or ``"l1"``: global memory through L1); for
+    ``"launch"``, how the fast launch calls the driver
+    (``"cuLaunchKernel"`` or ``"cuda.core"``).  None where nothing was
+    chosen (an unmeasured device, the simulator, no device); cached per
+    device."""
     if SIMULATOR or not _device_available():
         return None
     dev = cuda.get_current_device()
