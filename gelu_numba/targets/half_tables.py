@@ -6,7 +6,9 @@ bit patterns of a format, made on its first use from the float64 loop of
 the function's ufunc.  The caller passes the ufuncs (``ufunc_of``: a
 catalog record to its ufunc, the CPU registry's ``get``), since the float16
 loops of those same ufuncs are built on these tables.  A kernel freezes
-its table into the loop compiled around it as a constant.
+its table into the loop compiled around it as a constant.  A table is built
+in the default floating-point environment (:mod:`gelu_numba.targets.fp_env`),
+whatever flush-to-zero or rounding mode its first caller runs in.
 """
 
 import functools
@@ -15,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from gelu_numba import catalog
+from gelu_numba.targets import fp_env
 from gelu_numba.kernels import half_rounding as kernels
 
 _ALL = np.arange(65536, dtype=np.uint16)
@@ -33,6 +36,7 @@ def _mapped(kernel, nin):
 
 
 @functools.cache
+@fp_env.default_environment()
 def format_values(fmt):
     """The float64 value of every bit pattern of ``fmt``."""
     decode, _ = kernels.FORMATS[fmt]
@@ -42,6 +46,7 @@ def format_values(fmt):
 
 
 @functools.cache
+@fp_env.default_environment()
 def table(name, fmt, ufunc_of):
     """The table of ``name`` ("gelu" or "gelu_grad") in ``fmt``: entry
     ``b`` is the bits of the correctly rounded value at input bits ``b``;

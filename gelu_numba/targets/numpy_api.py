@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from gelu_numba.internals.numpy_ufunc import API as _API
+from gelu_numba.targets import fp_env
 
 # PyObject *PyUFunc_FromFuncAndData(PyUFuncGenericFunction *func, void **data,
 #     char *types, int ntypes, int nin, int nout, int identity,
@@ -68,7 +69,10 @@ class LazyLoops:
     """The loops of one ufunc, ``(dtype, build)`` pairs in registration
     order, each ``build()`` (returning a compiled loop with an ``address``)
     called once, on the first call of the ufunc for that dtype or on
-    :meth:`compile`; :attr:`ufunc` is the ``numpy.ufunc``."""
+    :meth:`compile`, in the default floating-point environment
+    (:mod:`gelu_numba.targets.fp_env`: the caller's flush-to-zero or
+    rounding mode never reaches a loop or a table kept for the process);
+    :attr:`ufunc` is the ``numpy.ufunc``."""
 
     def __init__(self, name, nin, loops):
         self.name, self.nin = name, nin
@@ -85,7 +89,8 @@ class LazyLoops:
         """The compiled loop ``i``, compiled now if it was not."""
         with self._lock:
             if self.compiled[i] is None:
-                loop = self._build[i]()
+                with fp_env.default_environment():
+                    loop = self._build[i]()
                 self._functions[i] = loop.address
                 self.compiled[i] = loop
             return self.compiled[i]
