@@ -435,3 +435,45 @@ def test_import_changes_no_global_state():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# ------------------------------------------- derivatives where phi underflows
+
+def _gelu_limit_is_negative_zero(order, x):
+    """GELU^(n)(x) = phi(x) P_n(x) with P_n(x) ~ (-1)**(n + 1) x**n
+    (P_2 = 2 - x**2, P_(n+1) = P_n' - x P_n): its limit is the zero of
+    sign (-1)**(n + 1) at +inf and of sign -1 at -inf."""
+    return x < 0 or order % 2 == 0
+
+
+LARGE = {"float32": [1e13, 3.4028235e38], "float64": [1e103, 1.7976931348623157e308],
+         "bfloat16": [1e13, 3.3895e38], "float16": [6e4, 65504.0]}
+
+
+@pytest.mark.parametrize("dtype", sorted(LARGE))
+@pytest.mark.parametrize("order", [3, 4, 5])
+def test_higher_derivatives_are_the_limits_signed_zero_at_large_x(dtype, order):
+    # phi(x) underflows to 0 where P_n(x) overflows: 0 * inf would be NaN
+    points = [s * v for v in LARGE[dtype] + [np.inf] for s in (1, -1)]
+    f = gj.gelu
+    for _ in range(order):
+        f = jax.grad(f)
+    with jax.enable_x64(dtype == "float64"):
+        dt = jnp.dtype(dtype)
+        got = [float(f(jnp.asarray(p, dt))) for p in points]
+        assert np.isnan(float(f(jnp.asarray(np.nan, dt))))
+    for p, value in zip(points, got):
+        assert value == 0 and bool(np.signbit(value)) == _gelu_limit_is_negative_zero(order, p), \
+            (p, value)
+
+
+@pytest.mark.parametrize("key", ["tanh", "sigmoid"])
+def test_second_and_third_derivatives_of_the_unclamped_forms_are_zero_at_large_x(key):
+    # their formulas' x**3 and 1.702 x would overflow there
+    d2 = jax.grad(jax.grad(lambda v: gj.gelu(v, key)))
+    d3 = jax.grad(d2)
+    for p in (1e13, -1e13, 3.4e38, -3.4e38, np.inf, -np.inf):
+        assert float(d2(jnp.float32(p))) == 0 and float(d3(jnp.float32(p))) == 0, p
+    with jax.enable_x64(True):
+        for p in (1e103, -1e103, 1.7e308, -1.7e308):
+            assert float(d2(jnp.float64(p))) == 0 and float(d3(jnp.float64(p))) == 0, p

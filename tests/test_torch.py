@@ -7,6 +7,7 @@ proven against mpmath elsewhere), mpmath for the half-precision types
 module swap.  CUDA tests run where PyTorch sees a GPU.
 """
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -197,6 +198,36 @@ def _derivatives(f, x, orders):
         if n in orders:
             out[n] = d.detach()
     return out
+
+
+def _gelu_limit_is_negative_zero(order, x):
+    """GELU^(n)(x) = phi(x) P_n(x) with P_n(x) ~ (-1)**(n + 1) x**n: its
+    limit is the zero of sign (-1)**(n + 1) at +inf and -1 at -inf."""
+    return x < 0 or order % 2 == 0
+
+
+@pytest.mark.parametrize("dtype, large", [
+    (torch.float32, [1e13, 3.4028235e38]), (torch.float64, [1e103, 1.7976931348623157e308]),
+    (torch.bfloat16, [1e13, 3.3895e38]), (torch.float16, [6e4, 65504.0])])
+def test_higher_derivatives_are_the_limits_signed_zero_at_large_x(dtype, large):
+    # phi(x) underflows to 0 where P_n(x) overflows: 0 * inf would be NaN
+    points = [s * v for v in large + [float("inf")] for s in (1, -1)]
+    x = torch.tensor(points + [float("nan")], dtype=dtype, requires_grad=True)
+    for n, got in _derivatives(gt.gelu, x, (3, 4, 5)).items():
+        assert torch.isnan(got[-1])
+        for p, value in zip(points, got[:-1].tolist()):
+            assert value == 0 and (math.copysign(1, value) < 0) == _gelu_limit_is_negative_zero(n, p), \
+                (n, p, value)
+
+
+@pytest.mark.parametrize("approximate", ["tanh", "sigmoid"])
+def test_second_and_third_derivatives_of_the_unclamped_forms_are_zero_at_large_x(approximate):
+    # their formulas' x**3 and 1.702 x would overflow there
+    for dtype, points in ((torch.float32, [1e13, 3.4e38]), (torch.float64, [1e103, 1.7e308])):
+        x = torch.tensor([s * p for p in points + [float("inf")] for s in (1, -1)],
+                         dtype=dtype, requires_grad=True)
+        for n, got in _derivatives(lambda v: gt.gelu(v, approximate), x, (2, 3)).items():
+            assert (got == 0).all(), (dtype, n, got)
 
 
 def test_every_derivative_order_of_the_exact_gelu():

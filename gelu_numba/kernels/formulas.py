@@ -70,16 +70,33 @@ def tail_form(w, cap, tail, ops):
     return ops.clamp(w, lo=-cap) * ops.where(w < 0, tail, 1 - tail)
 
 
+#: |x| from which the tanh form's tanh argument, sqrt(2/pi) (x + 0.044715
+#: x**3), exceeds 397: tanh is +-1 there and its derivatives (multiples of
+#: sech**2 < 4 exp(-794)) are 0 in float64, so clamping x inside tanh
+#: changes no value and no derivative, and keeps x**3 from overflowing
+#: (at 1e13 in float32, 1e103 in float64), where the derivatives' 0 * inf
+#: would be NaN
+TANH_SATURATED = 24.0
+#: |x| from which 1.702 |x| > 745 (500: 851): sigma is 0 or 1 there and its
+#: derivatives (multiples of exp(-851)) are 0 in float64; clamping x inside
+#: sigma keeps 1.702 x from overflowing in float32 near its largest values
+SIGMOID_SATURATED = 500.0
+
+
 def tanh_form(w, ops):
-    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))); TANH_C2 = 2 sqrt(2/pi)."""
+    """0.5 x (1 + tanh(sqrt(2/pi) (v + 0.044715 v**3))), v = x clamped to
+    +-TANH_SATURATED; TANH_C2 = 2 sqrt(2/pi)."""
+    v = ops.clamp(w, -TANH_SATURATED, TANH_SATURATED)
     return 0.5 * w * (1 + ops.tanh(ops.const(w, 0.5 * TANH_C2[0])
-                                   * (w + ops.const(w, TANH_K[0]) * w ** 3)))
+                                   * (v + ops.const(w, TANH_K[0]) * v ** 3)))
 
 
 def sigmoid_form(w, ops):
-    """x sigma(1.702 x); below -800 the product underflows to -0 (the
-    factor -800, not -inf: -inf * 0 is NaN)."""
-    return ops.clamp(w, lo=-800.0) * ops.sigmoid(ops.const(w, SIGMOID_BETA[0]) * w)
+    """x sigma(1.702 v), v = x clamped to +-SIGMOID_SATURATED; below -800
+    the product underflows to -0 (the factor -800, not -inf: -inf * 0 is
+    NaN)."""
+    v = ops.clamp(w, -SIGMOID_SATURATED, SIGMOID_SATURATED)
+    return ops.clamp(w, lo=-800.0) * ops.sigmoid(ops.const(w, SIGMOID_BETA[0]) * v)
 
 
 def as26_form(w, ops):
@@ -131,6 +148,30 @@ def hermite_gelu(order):
     return tuple(p)
 
 
-def gelu_derivative(w, order, ops):
-    """GELU^(order)(w) = phi(w) P_n(w), order >= 2."""
-    return ops.exp(-0.5 * w * w) * PHI0_HI * horner(w, hermite_gelu(order), ops)
+#: |w| beyond which phi(w) is 0 in float64 (exp(-800) is below the least
+#: subnormal, 2**-1074 = exp(-744.4)) and so in float32: there GELU^(n)(w)
+#: = phi(w) P_n(w) is the zero of P_n's sign at infinity (P_n's zeros lie
+#: within sqrt(2n + 1) + 2 of 0), and P_n is evaluated at +-PHI_ZERO, where
+#: at |w| = 1e13 (float32) or 1e103 (float64) it would overflow, and
+#: 0 * inf be NaN
+PHI_ZERO = 40.0
+
+
+def hermite_value(w, order, ops):
+    """P_n(w) at w clamped to [-PHI_ZERO, PHI_ZERO], order >= 3; P_3 =
+    w (w - 2)(w + 2), whose zeros are exact (w - 2 and w + 2 are exact
+    near them)."""
+    v = ops.clamp(w, -PHI_ZERO, PHI_ZERO)
+    if order == 3:
+        return v * (v - ops.const(v, 2.0)) * (v + ops.const(v, 2.0))
+    return horner(v, hermite_gelu(order), ops)
+
+
+def gelu_derivative(w, order, ops, phi=None):
+    """GELU^(order)(w) = phi(w) P_n(w), order >= 3: finite at every finite
+    w (:data:`PHI_ZERO`), the limit's signed zero at +-inf, NaN at NaN.
+    ``phi``: phi(w) if the caller has it (the JAX target's ``norm_pdf``
+    kernel), else exp(-w**2/2)/sqrt(2 pi) by ``ops``."""
+    if phi is None:
+        phi = ops.exp(-0.5 * w * w) * PHI0_HI
+    return phi * hermite_value(w, order, ops)

@@ -20,9 +20,10 @@ Rules
     of :mod:`gelu_numba.torch`), which is linear in ``t``: its transpose is
     ``gelu_backward(ct, x)``, so ``grad`` and ``vjp`` take the same fused
     loop.  Every order of the exact GELU, Phi, phi and the generalised GELU
-    differentiates: GELU'' is ``gelu_grad2`` and GELU''' =
-    phi(x) x (x - 2)(x + 2) by JAX operations on ``norm_pdf``, whose own
-    derivative is -x phi(x).  The approximations have their first
+    differentiates: GELU'' is ``gelu_grad2`` and GELU^(n), n >= 3, is
+    phi(x) P_n(x) by JAX operations on ``norm_pdf``
+    (:func:`gelu_numba.kernels.formulas.gelu_derivative`, finite wherever
+    the exact value is), whose own derivative is -x phi(x).  The approximations have their first
     derivatives (the ``_grad`` ufuncs), and from the second on JAX's
     autodiff of their formulas (:mod:`gelu_numba.kernels.formulas`, which
     the PyTorch target differentiates too).  SiLU, x-Cauchy and LaLU have
@@ -139,10 +140,25 @@ def _phi_prime(x):
     return _where_finite(x, -x * call("norm_pdf", x))
 
 
-def _gelu_third(x):
-    """GELU'''(x) = phi(x) (x**3 - 4x), as x (x - 2)(x + 2): its zeros at
-    0 and +-2 are exact (x - 2 and x + 2 are exact near them)."""
-    return _where_finite(x, call("norm_pdf", x) * (x * (x - 2) * (x + 2)))
+@functools.cache
+def _gelu_derivative(order):
+    """GELU^(order), order >= 3: phi(x) P_n(x) with phi the ``norm_pdf``
+    kernel (:func:`gelu_numba.kernels.formulas.gelu_derivative`: finite
+    at every finite x, the limit's signed zero where phi underflows and at
+    +-inf), in x's dtype or float32 if narrower; its derivative is the next
+    order's, so every order is the same formula, with no 0 * inf."""
+    @jax.custom_jvp
+    def derivative(x):
+        w = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+        value = formulas.gelu_derivative(w, order, _JNP, phi=call("norm_pdf", w))
+        return value.astype(x.dtype)
+
+    @derivative.defjvp
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return derivative(x), t * _gelu_derivative(order + 1)(x)
+
+    return derivative
 
 
 def _scaled(derivative):
@@ -224,7 +240,7 @@ _JVP = {
     "gelu": _gelu_rule,
     "gelu_backward": _backward_rule,
     "gelu_grad": _scaled(lambda x: call("gelu_grad2", x)),
-    "gelu_grad2": _scaled(_gelu_third),
+    "gelu_grad2": _scaled(lambda x: _gelu_derivative(3)(x)),
     "ndtr": _scaled(lambda x: call("norm_pdf", x)),
     "norm_pdf": _scaled(_phi_prime),
     "gelu_general": _general_rule,

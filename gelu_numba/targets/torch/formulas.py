@@ -34,9 +34,8 @@ def gelu_derivative(x, order):
     package: its accuracy is that of the formula, exp(-x**2/2) with x**2
     rounded (relative error about x**2 2**-53), as for nn.GELU's own
     autograd of these orders."""
-    def derivative(v):
-        return formulas.gelu_derivative(v.double(), order, TORCH)
-    return _finite(x, derivative).to(x.dtype)
+    # (no _finite: the formula is the limit's signed zero at +-inf itself)
+    return formulas.gelu_derivative(x.double(), order, TORCH).to(x.dtype)
 
 
 #: every approximation as a few torch operations: its derivatives from
