@@ -300,6 +300,50 @@ def test_sharded_jit_and_shard_map_run_shard_by_shard():
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
+_VMA = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import numpy as np, jax, jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+import gelu_numba as g, gelu_numba.jax as gj
+mesh = jax.make_mesh((4,), ("a",), axis_types=(AxisType.Auto,))
+x = np.linspace(-4, 4, 8, dtype=np.float32)
+theirs = lambda v: jax.nn.gelu(v, approximate=False)
+
+def outcome(f):
+    try:
+        return "value", np.asarray(f())
+    except Exception as error:
+        return type(error).__name__, None
+
+# a wrong out_specs (P(): replicated, but the result varies over "a")
+for f in (theirs, gj.gelu):
+    kind, _ = outcome(lambda: jax.shard_map(f, mesh=mesh, in_specs=P("a"), out_specs=P())(x))
+    assert kind == "ValueError", (f, kind)
+# grad through shard_map with check_vma=True (the default)
+for f in (theirs, gj.gelu):
+    sm = jax.shard_map(f, mesh=mesh, in_specs=P("a"), out_specs=P("a"))
+    kind, grad = outcome(lambda: jax.grad(lambda v: sm(v).sum())(x))
+    assert kind == "value", (f, kind)
+    if f is gj.gelu:
+        assert np.array_equal(grad.view(np.uint32), g.gelu_grad(x).view(np.uint32))
+# operands that vary over different axes: dy varies, x (closed over) does not
+x2 = np.linspace(-3, 3, 2, dtype=np.float32)
+for f in (lambda dy: dy * theirs(x2), lambda dy: gj.gelu_backward(dy, x2)):
+    kind, y = outcome(lambda: jax.shard_map(f, mesh=mesh, in_specs=P("a"), out_specs=P("a"))(x))
+    assert kind == "value" and y.shape == (8,), kind
+assert np.array_equal(y.view(np.uint32), g.gelu_backward(x, np.tile(x2, 4)).view(np.uint32))
+print("ok")
+"""
+
+
+def test_shard_map_checks_varying_manual_axes_as_jax_does():
+    # as jax.nn.gelu in the same program: a wrong out_specs raises, grad
+    # works with check_vma=True, mixed operands are made varying
+    out = subprocess.run([sys.executable, "-c", _VMA], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
 _DESERIALIZE = """
 import sys, numpy as np
 {imports}

@@ -10,7 +10,8 @@ partitioner reads for a target registered with
 XLA gathers a custom call's operands onto every device and runs it
 replicated; these tell both partitioners (Shardy, the default, and GSPMD)
 that every dimension is a batch dimension, so each shard runs on its own
-device with no collective.  If they move: :func:`probe` raises
+device with no collective.  Also the varying manual axes of ``shard_map``
+(:func:`varying_axes`).  If they move: :func:`probe` raises
 ``ImportError`` naming them.
 """
 
@@ -43,6 +44,27 @@ def batch_rule(lowering):
     return rule
 
 
+def varying_axes(aval):
+    """The manual mesh axes that values of ``aval`` vary over inside
+    ``shard_map`` (its ``check_vma`` type; empty outside).  Used:
+    ``ShapedArray.mat.varying`` (JAX 0.10's manual-axis type, which JAX's
+    own elementwise primitives carry from their operands to their result).
+    Why: a primitive whose result drops it makes ``shard_map`` accept a
+    wrong ``out_specs`` and its ``grad`` fail."""
+    return aval.mat.varying
+
+
+def vary_alike(arrays):
+    """``arrays``, each made varying (``jax.lax.pcast(..., to="varying")``)
+    over the manual axes that any of them varies over, as JAX's own n-ary
+    operations do with their operands."""
+    axes = [varying_axes(jax.typeof(a)) for a in arrays]
+    union = frozenset().union(*axes)
+    return [a if own == union else
+            jax.lax.pcast(a, tuple(n for n in union if n not in own), to="varying")
+            for a, own in zip(arrays, axes)]
+
+
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
     try:
@@ -54,3 +76,7 @@ def probe():
                           f"str_to_sdy_sharding_rule or sdy_sharding_rule_to_mlir ({error})") from None
     if not hasattr(mlir, "aval_to_ir_type"):
         raise ImportError("gelu_numba.jax: jax.interpreters.mlir has no aval_to_ir_type")
+    if not isinstance(getattr(getattr(jax.core.ShapedArray((), "float32"), "mat", None),
+                              "varying", None), frozenset):
+        raise ImportError("gelu_numba.jax: jax.core.ShapedArray has no mat.varying (the "
+                          "varying manual axes of shard_map's check_vma)")

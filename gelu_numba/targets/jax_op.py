@@ -58,9 +58,14 @@ _PRIMITIVE = Primitive("gelu_numba")
 
 
 def _abstract(*operands, function):
-    # elementwise: the operand's shape, dtype and sharding (explicit mesh axes)
-    x = operands[0]
-    return jax.core.ShapedArray(x.shape, x.dtype, sharding=x.sharding)
+    # elementwise: the operand's shape, dtype, sharding (explicit mesh axes)
+    # and varying manual axes (shard_map's check_vma: call() makes the
+    # operands' equal, as JAX's own elementwise primitives require)
+    varying = {jax_sharding.varying_axes(o) for o in operands}
+    if len(varying) > 1:
+        raise ValueError(f"gelu_numba.jax: the operands of {function} vary over different "
+                         f"manual mesh axes ({sorted(map(sorted, varying))})")
+    return operands[0].update(weak_type=False)
 
 
 _PRIMITIVE.def_abstract_eval(_abstract)
@@ -100,7 +105,7 @@ def call(function, *operands):
         wide = call(function, *(o.astype(jnp.float32) for o in operands))
         return wide.astype(operands[0].dtype)
     jax_ffi.loop_address(function, char)
-    return _PRIMITIVE.bind(*operands, function=function)
+    return _PRIMITIVE.bind(*jax_sharding.vary_alike(operands), function=function)
 
 
 def prepare(name, operands):
