@@ -22,16 +22,21 @@ zero; the handler clears that mode around its loop, so subnormal results
 Transformations
     ``jit``, ``vmap`` (any batch axes), ``grad``, ``vjp``, ``jvp``,
     ``jacfwd``, ``jacrev``, ``hessian``, ``jax.checkpoint``, ``lax.scan``,
-    ``shard_map`` and ``jax.export``.  Derivatives come from the package's
-    own functions: GELU' through the fused ``gelu_backward(t, x)`` in both
-    modes, GELU'' by ``gelu_grad2``, and every higher order by JAX
-    operations on ``norm_pdf`` (phi' = -x phi).  ``ndtr``, ``norm_pdf``
+    ``shard_map`` (its ``check_vma`` too), ``jax.disable_jit``,
+    ``jax.export`` (symbolic shapes too) and ``jax.experimental.jet``.
+    Derivatives come from the package's own functions: GELU' through the
+    fused ``gelu_backward(t, x)`` in both modes, GELU'' by ``gelu_grad2``,
+    and every higher order, phi(x) P_n(x), by JAX operations on
+    ``norm_pdf`` (phi' = -x phi), finite wherever the exact value is.  ``ndtr``, ``norm_pdf``
     and ``gelu_general`` differentiate to every order too; the
     approximations once by their ``_grad`` loops and from the second
     derivative on by JAX's autodiff of their formulas
     (:mod:`gelu_numba.kernels.formulas`, in the input's dtype or float32);
     ``silu``, ``x_cauchy`` and ``lalu`` once (their ``_grad``), and a
-    second derivative of them raises ``NotImplementedError``.
+    second derivative of them raises ``NotImplementedError``.  ``jet``
+    expands every one-operand function whose derivatives are known, and
+    ``gelu_backward``; for ``gelu_general`` it raises
+    ``NotImplementedError``.
 
 Exported programs
     ``jax.export.export(f, disabled_checks=gelu_numba.jax.EXPORT_CHECKS)``:
@@ -42,11 +47,14 @@ Exported programs
     target with XLA), or XLA stops naming the unknown custom-call target.
 
 Dtypes and accuracy
+    Operands promote as ``jax.nn.gelu``'s: integers and bools to the
+    default float (float32; int64 to float64 under ``jax_enable_x64``),
+    Python scalars weakly typed, complex numbers rejected.
     float32 and float64 (under ``jax_enable_x64``): the ufunc's bits.
     float16 and bfloat16: correctly rounded, forward and backward, for
     ``gelu``, ``gelu_grad`` and ``gelu_backward`` (the 2-byte loops of
     :mod:`gelu_numba.half`); the other functions run in float32 and round
-    once to the input's dtype.  Other dtypes raise ``TypeError``.
+    once to the input's dtype.
 
 Devices
     The CPU.  Arrays on other devices fail when the program is compiled
@@ -60,6 +68,7 @@ import jax as _jax
 
 from gelu_numba import catalog
 from gelu_numba.approximations import APPROXIMATIONS
+from gelu_numba.internals import jax_dtypes as _jax_dtypes
 from gelu_numba.internals import jax_sharding as _jax_sharding
 from gelu_numba.internals import xla_ffi as _xla_ffi
 from gelu_numba.targets import jax_ffi as _jax_ffi
@@ -67,6 +76,7 @@ from gelu_numba.targets import jax_op as _op
 
 _xla_ffi.probe()
 _jax_sharding.probe()
+_jax_dtypes.probe()
 _op.register()
 
 #: the XLA FFI target every function calls
@@ -83,13 +93,9 @@ APPROXIMATE = ("none", *APPROXIMATIONS)
 
 
 def _approximation(approximate):
-    if approximate is False:
-        return "none"
-    if approximate is True:
-        return "tanh"
     if not isinstance(approximate, str):
-        raise TypeError("gelu_numba.jax.gelu: approximate must be a bool or one of "
-                        f"{', '.join(map(repr, APPROXIMATE))} (got {type(approximate).__name__})")
+        # as jax.nn.gelu: any value by its truth (np.False_, 0, 1, ...)
+        return "tanh" if approximate else "none"
     if approximate not in APPROXIMATE:
         raise ValueError("gelu_numba.jax.gelu: approximate must be a bool or one of "
                          f"{', '.join(map(repr, APPROXIMATE))} (got {approximate!r})")
@@ -116,7 +122,9 @@ def _function(name):
     ----------
     {", ".join(fn.params)} : array_like
         float16, bfloat16, float32 or float64 arrays or scalars, broadcast
-        together (JAX's type promotion).
+        together; integers and bools promote to the default float, and
+        Python scalars are weakly typed (JAX's promotion, as for
+        ``jax.nn.gelu``).
 
     Returns
     -------
@@ -133,10 +141,12 @@ def gelu(x, approximate=False):
     Parameters
     ----------
     x : array_like
-        float16, bfloat16, float32 or float64.
+        float16, bfloat16, float32 or float64; integers and bools promote
+        to the default float, as for ``jax.nn.gelu``.
     approximate : bool or str, default False
-        False or ``"none"``: the exact GELU (:func:`gelu_numba.gelu`'s
-        bits).  True or ``"tanh"``: the tanh form, as
+        A false value (False, 0, ``np.False_``) or ``"none"``: the exact
+        GELU (:func:`gelu_numba.gelu`'s bits).  A true value or
+        ``"tanh"``: the tanh form, as
         ``jax.nn.gelu(x, approximate=True)`` defines it, computed
         faithfully.  Any other name of
         :data:`gelu_numba.approximations.APPROXIMATIONS` picks that
@@ -146,7 +156,7 @@ def gelu(x, approximate=False):
     Returns
     -------
     jax.Array
-        In x's dtype.
+        In x's dtype after promotion.
     """
     name = _approximation(approximate)
     return _FUNCTIONS["gelu" if name == "none" else f"gelu_{name}"](x)

@@ -5,6 +5,7 @@ half-precision paths, the errors, and the FFI handler's own checks."""
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -377,6 +378,36 @@ def test_export_round_trip_in_a_fresh_process(tmp_path):
     assert bad.returncode != 0 and "gelu_numba" in bad.stderr
 
 
+_SYMBOLIC = """
+import sys, numpy as np
+import gelu_numba.jax
+from jax import export
+import gelu_numba as g
+exported = export.deserialize(bytearray(open(sys.argv[1], "rb").read()))
+for batch in (2, 700):
+    x = np.linspace(-16, 4, 3 * batch, dtype=np.float32).reshape(batch, 3)
+    y = np.asarray(exported.call(x))
+    assert y.shape == (batch, 3)
+    assert np.array_equal(y.view(np.uint32), g.gelu_grad(x).view(np.uint32))
+print("ok")
+"""
+
+
+def test_export_with_a_symbolic_batch_runs_at_two_batch_sizes(tmp_path):
+    # as jax.nn.gelu exports: the call with a symbolic shape is not marked
+    # for partitioning (its shape operand has no sharding rule)
+    (b,) = jax.export.symbolic_shape("b")
+    x = jax.ShapeDtypeStruct((b, 3), jnp.float32)
+    jax.export.export(jax.jit(lambda v: jax.nn.gelu(v, approximate=False)))(x)
+    exported = jax.export.export(jax.jit(jax.grad(lambda v: gj.gelu(v).sum())),
+                                 disabled_checks=gj.EXPORT_CHECKS)(x)
+    path = tmp_path / "symbolic.bin"
+    path.write_bytes(exported.serialize())
+    out = subprocess.run([sys.executable, "-c", _SYMBOLIC, str(path)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
 def test_soi_map_keeps_x_with_probability_phi():
     x = np.full(200_000, 0.6, np.float32)
     y = np.asarray(gj.soi_map(jax.random.key(0), x))
@@ -414,21 +445,74 @@ def test_half_inputs_of_other_functions_round_once_from_float32():
 
 # ---------------------------------------------------------------- errors
 
-@pytest.mark.parametrize("bad", [np.arange(3), np.array([True]), np.ones(2, np.complex64)])
-def test_other_dtypes_raise_naming_the_accepted_ones(bad):
+def test_complex_operands_raise_naming_the_accepted_dtypes():
     with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
-        gj.gelu(bad)
+        gj.gelu(np.ones(2, np.complex64))
+    with pytest.raises(TypeError, match="float16, bfloat16, float32 or float64"):
+        gj.gelu_backward(np.ones(2, np.float32), np.ones(2, np.complex64))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("operand", [1, True, 2.5, np.int32(3), np.arange(-2, 3),
+                                     np.array([True, False]), np.int8([1, -2]),
+                                     np.uint16([7]), np.int64([5]), np.uint64([1])],
+                         ids=repr)
+def test_integers_and_bools_promote_as_jax_nn_gelu(operand, x64):
+    # the dtype and weak type of JAX's own elementwise functions (jnp.exp;
+    # jax.nn.gelu(approximate=False) gives the same dtype) and the value
+    # at that dtype
+    with jax.enable_x64(x64):
+        ours, theirs, exp = gj.gelu(operand), jax.nn.gelu(operand, approximate=False), jnp.exp(operand)
+        assert ours.dtype == theirs.dtype == exp.dtype
+        assert ours.weak_type == exp.weak_type
+        want = g.gelu(np.asarray(operand, dtype=ours.dtype))
+        assert same_bits(np.asarray(ours), want)
+        # two operands promote together, the scalar weakly
+        mixed = gj.gelu_general(np.asarray(operand, dtype=ours.dtype), 0, 1)
+        assert mixed.dtype == ours.dtype
+
+
+def test_python_scalars_stay_weakly_typed():
+    assert (gj.gelu(2.0) * jnp.ones(2, jnp.bfloat16)).dtype == jnp.bfloat16
+    assert (gj.gelu(2) * jnp.ones(2, jnp.float16)).dtype == jnp.float16
+    assert (gj.gelu(np.float32(2)) * jnp.ones(2, jnp.bfloat16)).dtype == jnp.float32
+
+
+@pytest.mark.parametrize("approximate", [False, True, np.False_, np.True_, 0, 1, None, 2])
+def test_approximate_takes_what_jax_nn_gelu_takes(approximate):
+    # jax.nn.gelu: the tanh form where approximate is true
+    x = np.linspace(-4, 4, 9, dtype=np.float32)
+    want = gj.gelu(x, "tanh" if approximate else "none")
+    assert same_bits(gj.gelu(x, approximate), want)
+    assert same_bits(gj.GELU(approximate)(x), want)
+    jax.nn.gelu(x, approximate=approximate)      # (JAX takes it too)
 
 
 def test_bad_approximate_and_operand_count():
     with pytest.raises(ValueError, match="'tanh'"):
         gj.gelu(1.0, approximate="erf")
-    with pytest.raises(TypeError, match="must be a bool or one of"):
-        gj.gelu(1.0, approximate=1)
     with pytest.raises(TypeError, match=r"takes 2 operands \(dy, x\), got 1"):
         gj.gelu_backward(1.0)
     with pytest.raises(ValueError):
         gj.GELU(approximate="nope")
+
+
+def test_disable_jit_runs_each_call_compiled():
+    x = np.linspace(-6, 6, 13, dtype=np.float32)
+    with jax.disable_jit():
+        assert same_bits(gj.gelu(x), g.gelu(x))
+        assert same_bits(jax.grad(lambda v: gj.gelu(v).sum())(x), g.gelu_grad(x))
+        assert same_bits(jax.vmap(gj.ndtr)(x), g.ndtr(x))
+        assert jax.config.jax_disable_jit      # left as the user set it
+
+
+def test_the_jax_extra_installs_what_serialize_needs():
+    import tomllib
+    extras = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    jax_extra = extras["project"]["optional-dependencies"]["jax"]
+    assert any(r.startswith("flatbuffers") for r in jax_extra), jax_extra
+    x = jax.ShapeDtypeStruct((3,), jnp.float32)
+    assert jax.export.export(jax.jit(gj.gelu), disabled_checks=gj.EXPORT_CHECKS)(x).serialize()
 
 
 def _raw(function, *ops, result=None):
@@ -521,3 +605,54 @@ def test_second_and_third_derivatives_of_the_unclamped_forms_are_zero_at_large_x
     with jax.enable_x64(True):
         for p in (1e103, -1e103, 1.7e308, -1.7e308):
             assert float(d2(jnp.float64(p))) == 0 and float(d3(jnp.float64(p))) == 0, p
+
+
+# --------------------------------------------------------------------- jet
+
+JET_REFERENCE = {
+    "gelu": lambda t: t * mpmath.ncdf(t),
+    "gelu_grad": lambda t: mpmath.ncdf(t) + t * mpmath.npdf(t),
+    "gelu_grad2": lambda t: (2 - t * t) * mpmath.npdf(t),
+    "ndtr": mpmath.ncdf,
+    "norm_pdf": mpmath.npdf,
+}
+
+
+@pytest.mark.parametrize("name", sorted(JET_REFERENCE))
+def test_jet_to_order_4_matches_mpmath(name):
+    from jax.experimental import jet
+
+    xs = np.array([-7.5, -3.0, -2.0, -0.5, 0.0, 0.3, 1.0, 2.0, 4.0, 9.0])
+    ones, zeros = np.ones_like(xs), np.zeros_like(xs)
+    with jax.enable_x64(True):
+        y, series = jet.jet(getattr(gj, name), (xs,), ((ones, zeros, zeros, zeros),))
+        assert same_bits(y, getattr(g, name)(xs))
+    with mpmath.workdps(40):
+        for n, got in enumerate(series, start=1):
+            ref = np.array([float(mpmath.diff(JET_REFERENCE[name], mpmath.mpf(v), n)) for v in xs])
+            # phi(x) times a polynomial by float64 arithmetic: a few ulps
+            # of the largest term
+            tol = 2.0**-45 * (1 + xs**4) * np.abs(ref).max()
+            assert np.all(np.abs(np.asarray(got) - ref) <= tol), (n, np.asarray(got), ref)
+
+
+def test_jet_of_the_fused_backward_and_of_a_composition():
+    from jax.experimental import jet
+
+    xs = np.array([-3.0, -0.7, 0.4, 2.2])
+    with jax.enable_x64(True):
+        _, ours = jet.jet(lambda v: gj.gelu_backward(jnp.full_like(v, 2.5), v), (xs,),
+                          ((np.ones_like(xs), np.zeros_like(xs)),))
+        _, composed = jet.jet(lambda v: 2.5 * gj.gelu_grad(v), (xs,),
+                              ((np.ones_like(xs), np.zeros_like(xs)),))
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(composed), rtol=1e-15, atol=1e-300)
+
+
+def test_jet_raises_naming_what_it_cannot_expand():
+    from jax.experimental import jet
+
+    xs = np.array([0.5, 1.0], np.float32)
+    with pytest.raises(NotImplementedError, match="gelu_general"):
+        jet.jet(lambda v: gj.gelu_general(v, 0.0, 1.0), (xs,), ((np.ones_like(xs),),))
+    with pytest.raises(NotImplementedError, match="silu_grad has no derivative"):
+        jet.jet(gj.silu, (xs,), ((np.ones_like(xs),),))

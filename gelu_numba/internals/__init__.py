@@ -16,7 +16,11 @@ name of NumPy, Numba, numba-cuda, PyTorch or JAX.
 * :mod:`.xla_ffi`: the C layout of XLA's FFI call frame, read from
   compiled code (:mod:`gelu_numba.jax`), checked against jaxlib's header;
 * :mod:`.jax_sharding`: JAX's Shardy sharding-rule builder (a sharded
-  call of :mod:`gelu_numba.jax` runs shard by shard).
+  call of :mod:`gelu_numba.jax` runs shard by shard) and the varying
+  manual axes of ``shard_map``;
+* :mod:`.jax_dtypes`: JAX's promotion of an elementwise function's
+  operands (:mod:`gelu_numba.jax` takes and gives the dtypes
+  ``jax.nn.gelu`` does).
 
 This is the bottom layer: it imports no other module of the package.
 """

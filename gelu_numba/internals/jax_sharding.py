@@ -32,7 +32,13 @@ def batch_rule(lowering):
     )
 
     def rule(ctx, *operands, **attributes):
-        rank = len(ctx.avals_out[0].shape)
+        shape = ctx.avals_out[0].shape
+        if not all(isinstance(d, int) for d in shape):
+            # a symbolic shape (jax.export): the call gets the result's
+            # shape as one more operand, which the rules do not map; as
+            # JAX's own LAPACK lowerings, such a call is not partitioned
+            return jax.ffi.ffi_lowering(**lowering)(ctx, *operands, **attributes)
+        rank = len(shape)
         extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(rank - 1)})}
         if jax.config.jax_use_shardy_partitioner:
             text = ", ".join(["... z"] * len(operands)) + " -> ... z"

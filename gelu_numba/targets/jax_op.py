@@ -45,7 +45,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from gelu_numba.internals import jax_sharding
+from gelu_numba.internals import jax_dtypes, jax_sharding
 from gelu_numba.kernels import formulas
 from gelu_numba.targets import jax_ffi
 
@@ -65,7 +65,7 @@ def _abstract(*operands, function):
     if len(varying) > 1:
         raise ValueError(f"gelu_numba.jax: the operands of {function} vary over different "
                          f"manual mesh axes ({sorted(map(sorted, varying))})")
-    return operands[0].update(weak_type=False)
+    return operands[0].update(weak_type=all(o.weak_type for o in operands))
 
 
 _PRIMITIVE.def_abstract_eval(_abstract)
@@ -93,7 +93,15 @@ def _jitted(function):
     return jax.jit(functools.partial(_PRIMITIVE.bind, function=function))
 
 
-_PRIMITIVE.def_impl(lambda *operands, function: _jitted(function)(*operands))
+def _impl(*operands, function):
+    # compiled alone, as JAX's own primitives are (jax._src.dispatch's
+    # apply_primitive), also under jax.disable_jit, where the jitted bind
+    # would run eagerly and call this again
+    with jax.disable_jit(False):
+        return _jitted(function)(*operands)
+
+
+_PRIMITIVE.def_impl(_impl)
 
 
 def call(function, *operands):
@@ -109,16 +117,21 @@ def call(function, *operands):
 
 
 def prepare(name, operands):
-    """``operands`` as arrays of one floating dtype (NumPy-style promotion,
-    Python scalars weak) broadcast to one shape, or the ``TypeError``
-    naming the accepted dtypes."""
-    arrays = [jnp.asarray(o) for o in operands]
-    for a in arrays:
-        if np.dtype(a.dtype) not in _CHAR:
-            raise TypeError(f"gelu_numba.jax.{name}: supports {ACCEPTED} arrays "
-                            f"(got {a.dtype})")
-    dtype = jnp.result_type(*operands)
-    return jnp.broadcast_arrays(*(a.astype(dtype) for a in arrays))
+    """``operands`` promoted as ``jax.nn.gelu`` promotes (integers and
+    bools to the default float, Python scalars weakly typed:
+    :func:`gelu_numba.internals.jax_dtypes.promote_inexact`) and broadcast
+    to one shape, or the ``TypeError`` naming the accepted dtypes."""
+    for o in operands:
+        dtype = getattr(o, "dtype", None)
+        if dtype is not None and jnp.issubdtype(dtype, jnp.complexfloating):
+            raise TypeError(f"gelu_numba.jax.{name}: supports {ACCEPTED} arrays, and "
+                            f"integers and bools, which promote to a float (got {dtype})")
+    arrays = jax_dtypes.promote_inexact(f"gelu_numba.jax.{name}", operands)
+    dtype = np.dtype(arrays[0].dtype)
+    if dtype not in _CHAR:
+        raise TypeError(f"gelu_numba.jax.{name}: supports {ACCEPTED} arrays, and "
+                        f"integers and bools, which promote to a float (got {dtype})")
+    return jnp.broadcast_arrays(*arrays)
 
 
 # --------------------------------------------------------------------- vmap
@@ -145,18 +158,20 @@ def _phi_prime(x):
     return _where_finite(x, -x * call("norm_pdf", x))
 
 
-@functools.cache
-def _gelu_derivative(order):
-    """GELU^(order), order >= 3: phi(x) P_n(x) with phi the ``norm_pdf``
+def _gelu_higher(order, x):
+    """GELU^(order)(x), order >= 3: phi(x) P_n(x) with phi the ``norm_pdf``
     kernel (:func:`gelu_numba.kernels.formulas.gelu_derivative`: finite
     at every finite x, the limit's signed zero where phi underflows and at
-    +-inf), in x's dtype or float32 if narrower; its derivative is the next
-    order's, so every order is the same formula, with no 0 * inf."""
-    @jax.custom_jvp
-    def derivative(x):
-        w = x.astype(jnp.promote_types(x.dtype, jnp.float32))
-        value = formulas.gelu_derivative(w, order, _JNP, phi=call("norm_pdf", w))
-        return value.astype(x.dtype)
+    +-inf), in x's dtype or float32 if narrower."""
+    w = x.astype(jnp.promote_types(x.dtype, jnp.float32))
+    return formulas.gelu_derivative(w, order, _JNP, phi=call("norm_pdf", w)).astype(x.dtype)
+
+
+@functools.cache
+def _gelu_derivative(order):
+    """:func:`_gelu_higher` whose derivative is the next order's, so that
+    every order is the same formula, with the limit's signed zero."""
+    derivative = jax.custom_jvp(functools.partial(_gelu_higher, order))
 
     @derivative.defjvp
     def rule(primals, tangents):
@@ -218,7 +233,15 @@ def _undifferentiable(name):
 
 
 #: the formulas' operations in JAX (kernels.formulas)
-_JNP = formulas.Ops(where=jnp.where, clamp=lambda w, lo=None, hi=None: jnp.clip(w, lo, hi),
+def _clamp(w, lo=None, hi=None):
+    # the bounds as arrays of w's shape and dtype: jax.experimental.jet's
+    # max and min rules take no scalar operand
+    def full(bound):
+        return None if bound is None else jnp.full_like(w, bound)
+    return jnp.clip(w, full(lo), full(hi))
+
+
+_JNP = formulas.Ops(where=jnp.where, clamp=_clamp,
                     tanh=jnp.tanh, sigmoid=jax.nn.sigmoid, exp=jnp.exp,
                     const=lambda w, value: jnp.asarray(value, w.dtype))
 
@@ -252,7 +275,8 @@ _JVP = {
 }
 
 
-def _jvp(primals, tangents, *, function):
+def _tangent_rule(function):
+    """``function``'s tangent rule, ``rule(primals, tangents)``."""
     rule = _JVP.get(function)
     key = function.removeprefix("gelu_").removesuffix("_grad")
     if rule is None and function == f"gelu_{key}_grad" and key in formulas.APPROXIMATIONS:
@@ -261,7 +285,11 @@ def _jvp(primals, tangents, *, function):
         grad = f"{function}_grad"
         rule = (_scaled(lambda x: call(grad, x)) if grad in jax_ffi.FUNCTIONS
                 else _undifferentiable(function))
-    return call(function, *primals), rule(primals, tangents)
+    return rule
+
+
+def _jvp(primals, tangents, *, function):
+    return call(function, *primals), _tangent_rule(function)(primals, tangents)
 
 
 ad.primitive_jvps[_PRIMITIVE] = _jvp
@@ -281,6 +309,60 @@ def _transpose(ct, *operands, function):
 ad.primitive_transposes[_PRIMITIVE] = _transpose
 
 
+# ---------------------------------------------------------------------- jet
+
+def _taylor(primal, c, u):
+    """The Taylor coefficients (unscaled) of f(x(t)) from f(x) = ``primal``,
+    those of f'(x(t)), ``c``, and of x(t), ``u`` (u[0] = x): k v_k =
+    sum_j j c_(k-j) u_j, as ``jax.experimental.jet``'s rule for a function
+    with a known first derivative."""
+    v = [primal]
+    for k in range(1, len(u)):
+        v.append(sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k)
+    return v[1:]
+
+
+def _jet(primals_in, series_in, *, function):
+    """``jax.experimental.jet``'s rule: the value is the primitive's; the
+    series, from the function's first derivative (the jvp rule's, itself
+    expanded by jet), phi's by exp's recurrence (phi(x(t)) = phi(x)
+    exp(g(t) - g(0)), g = -x(t)**2/2), and GELU's fused backward as
+    dy GELU'(x)."""
+    from jax.experimental import jet
+
+    primal = _PRIMITIVE.bind(*primals_in, function=function)
+    if function == "norm_pdf":
+        (x,), (series,) = primals_in, series_in
+        _, g = jet.jet2(lambda v: -0.5 * v * v, (x,), (series,))
+        v = [primal]
+        for k in range(1, len(series) + 1):
+            v.append(sum(j * v[k - j] * g[j - 1] for j in range(1, k + 1)) / k)
+        return primal, v[1:]
+    if function == "gelu_backward":
+        _, series = jet.jet2(lambda dy, x: dy * call("gelu_grad", x), primals_in, series_in)
+        return primal, series
+    if len(primals_in) != 1:
+        raise NotImplementedError(
+            f"gelu_numba.jax: jax.experimental.jet has no rule for {function} (it has one "
+            f"for the one-operand functions and gelu_backward)")
+    (x,), (series,) = primals_in, series_in
+
+    def derivative(v):
+        if function == "gelu_grad2":
+            # (jet expands the formula itself: in JAX 0.10.2 it leaks a
+            # tracer through a custom_jvp function)
+            return _gelu_higher(3, v)
+        return _tangent_rule(function)((v,), (jnp.ones_like(v),))
+
+    c0, cs = jet.jet2(derivative, (x,), (series,))
+    return primal, _taylor(primal, [c0, *cs], [x, *series])
+
+
+def _register_jet():
+    from jax.experimental import jet
+    jet.jet_rules[_PRIMITIVE] = _jet
+
+
 @functools.cache
 def register():
     """Register the FFI target with XLA on the CPU, once: needed before a
@@ -289,3 +371,4 @@ def register():
     jax.ffi.register_ffi_target(jax_ffi.TARGET, jax.ffi.pycapsule(jax_ffi.handler().address),
                                 platform="cpu")
     jax.ffi.register_ffi_target_as_batch_partitionable(jax_ffi.TARGET)
+    _register_jet()
