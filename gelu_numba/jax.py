@@ -70,6 +70,7 @@ from gelu_numba import catalog
 from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.internals import jax_dtypes as _jax_dtypes
 from gelu_numba.internals import jax_sharding as _jax_sharding
+from gelu_numba.internals import jax_tracing as _jax_tracing
 from gelu_numba.internals import xla_ffi as _xla_ffi
 from gelu_numba.targets import jax_ffi as _jax_ffi
 from gelu_numba.targets import jax_op as _op
@@ -77,6 +78,7 @@ from gelu_numba.targets import jax_op as _op
 _xla_ffi.probe()
 _jax_sharding.probe()
 _jax_dtypes.probe()
+_jax_tracing.probe()
 _op.register()
 
 #: the XLA FFI target every function calls

@@ -21,7 +21,8 @@ PRIVATE = re.compile(r"numpy\._core|numpy\.core\b|_multiarray_umath|numba\.core\
 
 @pytest.mark.parametrize("name, needs", [("numpy_ufunc", None), ("numba_core", None),
                                          ("torch_dispatch", "torch"), ("xla_ffi", "jax"),
-                                         ("jax_sharding", "jax"), ("jax_dtypes", "jax")])
+                                         ("jax_sharding", "jax"), ("jax_dtypes", "jax"),
+                                         ("jax_tracing", "jax")])
 def test_probe_passes(name, needs):
     if needs:
         pytest.importorskip(needs)

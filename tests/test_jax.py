@@ -2,6 +2,7 @@
 contract: one loop, the same bits) under every transformation, the
 half-precision paths, the errors, and the FFI handler's own checks."""
 
+import math
 import subprocess
 import sys
 import textwrap
@@ -525,7 +526,7 @@ def _raw(function, *ops, result=None):
     (lambda: _raw("gelu", np.ones(3, np.int32)), "supports float16, bfloat16, float32 and float64"),
     (lambda: _raw("gelu_backward", np.ones(3, np.float32)), "wrong number of operands"),
     (lambda: _raw("gelu", np.ones(3, np.float32),
-                  result=jax.ShapeDtypeStruct((4,), jnp.float32)), "differ in dtype or size"),
+                  result=jax.ShapeDtypeStruct((4,), jnp.float32)), "neither the result's size"),
     (lambda: jax.ffi.ffi_call(jax_ffi.TARGET, jax.ShapeDtypeStruct((3,), jnp.float32))(
         np.ones(3, np.float32)), "one attribute"),
     (lambda: _raw("ndtr", np.ones(3, np.float16).astype(jnp.bfloat16)), "no loop of the function"),
@@ -656,3 +657,46 @@ def test_jet_raises_naming_what_it_cannot_expand():
         jet.jet(lambda v: gj.gelu_general(v, 0.0, 1.0), (xs,), ((np.ones_like(xs),),))
     with pytest.raises(NotImplementedError, match="silu_grad has no derivative"):
         jet.jet(gj.silu, (xs,), ((np.ones_like(xs),),))
+
+
+# ------------------------------------------------ one value for every element
+
+@pytest.mark.parametrize("loss, dy", [
+    (lambda y: y.sum(), 1.0), (lambda y: y.mean(), 1 / 1001), (lambda y: 3.0 * y.sum(), 3.0)])
+def test_grad_of_a_sum_passes_the_cotangents_one_value(loss, dy):
+    # jax.grad of a sum, a mean, a scaled loss: the cotangent is one value
+    # broadcast; the call takes that value (no broadcast written to memory)
+    x = np.linspace(-9, 9, 1001, dtype=np.float32)
+    f = jax.jit(jax.grad(lambda v: loss(gj.gelu(v))))
+    text = f.lower(x).as_text()
+    assert "broadcast" not in text and "(tensor<f32>, tensor<1001xf32>)" in text, text
+    assert same_bits(f(x), g.gelu_backward(np.float32(dy), x))
+
+
+def test_zero_d_operands_stay_zero_d_through_every_transformation():
+    x = np.linspace(-6, 6, 7 * 11, dtype=np.float32).reshape(7, 11)
+    d = np.arange(7, dtype=np.float32)
+    assert "broadcast" not in jax.jit(lambda v: gj.gelu_backward(2.5, v)).lower(x).as_text()
+    assert same_bits(gj.gelu_backward(2.5, x), g.gelu_backward(np.float32(2.5), x))
+    assert same_bits(jax.vmap(gj.gelu_backward)(d, x), g.gelu_backward(d[:, None], x))
+    assert same_bits(jax.vmap(gj.gelu_backward, in_axes=(None, 0))(np.float32(2), x),
+                     g.gelu_backward(np.float32(2), x))
+    assert same_bits(gj.gelu_general(x, 0.5, 2.0),
+                     g.gelu_general(x, np.float32(0.5), np.float32(2.0)))
+    # the cotangent of a 0-d dy is the sum of GELU' over x (linear in dy;
+    # XLA's summation order: to within n ulps of the sum of magnitudes)
+    with jax.enable_x64(True):
+        terms = g.gelu_grad(x.astype(np.float64)).ravel()
+        got = jax.grad(lambda t: gj.gelu_backward(t, x.astype(np.float64)).sum())(2.0)
+        assert abs(float(got) - math.fsum(terms)) <= terms.size * 2.0**-52 * np.abs(terms).sum()
+    # a half dtype and an empty x
+    xb = jnp.asarray(x, jnp.bfloat16)
+    assert same_bits(gj.gelu_backward(jnp.bfloat16(1), xb), gj.gelu_grad(xb))
+    assert gj.gelu_backward(2.0, np.zeros((0,), np.float32)).shape == (0,)
+
+
+def test_the_handler_reads_a_one_element_operand_with_step_zero():
+    x = np.linspace(-5, 5, 300_000, dtype=np.float32)   # split across XLA's pool
+    got = jax.block_until_ready(_raw("gelu_backward", np.float32([2.5]), x,
+                                     result=jax.ShapeDtypeStruct(x.shape, jnp.float32)))
+    assert same_bits(got, g.gelu_backward(np.float32(2.5), x))

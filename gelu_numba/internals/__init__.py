@@ -20,7 +20,9 @@ name of NumPy, Numba, numba-cuda, PyTorch or JAX.
   manual axes of ``shard_map``;
 * :mod:`.jax_dtypes`: JAX's promotion of an elementwise function's
   operands (:mod:`gelu_numba.jax` takes and gives the dtypes
-  ``jax.nn.gelu`` does).
+  ``jax.nn.gelu`` does);
+* :mod:`.jax_tracing`: the equation a ``jit`` trace records for a value
+  (the backward of a sum takes the one value its cotangent broadcasts).
 
 This is the bottom layer: it imports no other module of the package.
 """

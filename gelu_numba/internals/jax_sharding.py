@@ -71,6 +71,14 @@ def vary_alike(arrays):
             for a, own in zip(arrays, axes)]
 
 
+def single_device(ctx):
+    """Whether the lowering context ``ctx`` is of a program that runs on
+    one device, unpartitioned (``ctx.module_context.axis_context``, a
+    ``ShardingContext`` of one device): there a call needs no partitioning
+    rule, and an operand may have another shape than the result."""
+    return getattr(ctx.module_context.axis_context, "num_devices", None) == 1
+
+
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
     try:
@@ -82,6 +90,10 @@ def probe():
                           f"str_to_sdy_sharding_rule or sdy_sharding_rule_to_mlir ({error})") from None
     if not hasattr(mlir, "aval_to_ir_type"):
         raise ImportError("gelu_numba.jax: jax.interpreters.mlir has no aval_to_ir_type")
+    from jax._src.sharding_impls import ShardingContext
+    if getattr(ShardingContext(1), "num_devices", None) != 1:
+        raise ImportError("gelu_numba.jax: jax._src.sharding_impls.ShardingContext has no "
+                          "num_devices")
     if not isinstance(getattr(getattr(jax.core.ShapedArray((), "float32"), "mat", None),
                               "varying", None), frozenset):
         raise ImportError("gelu_numba.jax: jax.core.ShapedArray has no mat.varying (the "

@@ -229,26 +229,31 @@ def cgutils_alloca(builder, words):
 
 
 @intrinsic
-def call_loop(typingctx, loop, a0, a1, a2, a3, n, nops, itemsize):
+def call_loop(typingctx, loop, a0, a1, a2, a3, n, nops, itemsize, scalars):
     """NumPy inner loop ``loop(args, dims, steps, NULL)`` on ``nops``
-    contiguous operands of ``itemsize`` bytes, ``n`` elements (``a0``
-    ... ``a3``: the operands' addresses, the unused ones 0)."""
+    operands of ``itemsize`` bytes, ``n`` elements (``a0`` ... ``a3``: the
+    operands' addresses, the unused ones 0), contiguous but for those of
+    bit mask ``scalars`` (bit k: operand k is one element, read with step
+    0, NumPy's broadcast)."""
     def codegen(context, builder, signature, args):
-        loop_, *operands, n_, nops_, itemsize_ = args
+        loop_, *operands, n_, nops_, itemsize_, scalars_ = args
         i64, i8p = ir.IntType(64), ir.IntType(8).as_pointer()
         pointers = cgutils_alloca(builder, 4)
         steps = cgutils_alloca(builder, 4)
         dims = cgutils_alloca(builder, 1)
+        zero = ir.Constant(i64, 0)
         for k, a in enumerate(operands):
             builder.store(a, builder.gep(pointers, [ir.Constant(i64, k)]))
-            builder.store(itemsize_, builder.gep(steps, [ir.Constant(i64, k)]))
+            bit = builder.and_(builder.lshr(scalars_, ir.Constant(i64, k)), ir.Constant(i64, 1))
+            step = builder.select(builder.icmp_unsigned("!=", bit, zero), zero, itemsize_)
+            builder.store(step, builder.gep(steps, [ir.Constant(i64, k)]))
         builder.store(n_, dims)
         fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64.as_pointer(),
                                                i64.as_pointer(), i8p])
         fn = builder.inttoptr(loop_, fnty.as_pointer())
         builder.call(fn, [builder.bitcast(pointers, i8p.as_pointer()), dims, steps,
                           ir.Constant(i8p, None)])
-    sig = types.void(*([types.int64] * 8))
+    sig = types.void(*([types.int64] * 9))
     return sig, codegen
 
 

@@ -7,9 +7,10 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
 
 1. answers XLA's metadata query (at registration) with FFI API 0.3;
 2. checks the frame (its size and stage, the API's major version, one
-   string attribute, the number of operands, buffers of one dtype and one
-   element count) and returns an FFI error naming what is wrong, never
-   reading past what it checked;
+   string attribute, the number of operands, buffers of one dtype, each
+   of the result's element count or of one element, which the loop reads
+   with step 0 as NumPy broadcasts) and returns an FFI error naming what
+   is wrong, never reading past what it checked;
 3. finds the function's row in :data:`TABLE` by the 64-bit FNV-1a hash of
    the name, and in it the address of the loop for the dtype (float32,
    float64, float16, or bfloat16 on its bits);
@@ -159,13 +160,20 @@ def _count(buffer):
 
 
 @njit(inline="always")
-def _run(loop, a0, a1, a2, out, n, nin, itemsize):
+def _run(loop, a0, a1, a2, out, n, nin, itemsize, scalars):
     if nin == 1:
-        call_loop(loop, a0, out, 0, 0, n, 2, itemsize)
+        call_loop(loop, a0, out, 0, 0, n, 2, itemsize, scalars)
     elif nin == 2:
-        call_loop(loop, a0, a1, out, 0, n, 3, itemsize)
+        call_loop(loop, a0, a1, out, 0, n, 3, itemsize, scalars)
     else:
-        call_loop(loop, a0, a1, a2, out, n, 4, itemsize)
+        call_loop(loop, a0, a1, a2, out, n, 4, itemsize, scalars)
+
+
+@njit(inline="always")
+def _at(address, offset, k, scalars):
+    """Operand k's address at element offset ``offset`` (in bytes): a
+    one-element operand (bit k of ``scalars``) stays where it is."""
+    return address if (scalars >> k) & 1 else address + offset
 
 
 # The shared state of a call split across XLA's thread pool (int64 words,
@@ -173,10 +181,11 @@ def _run(loop, a0, a1, a2, out, n, nin, itemsize):
 # live on the handler's stack): the loop, the operands and the output, n,
 # nin, itemsize, the number of chunks and their length, the next chunk to
 # claim, the chunks done, the references left (the handler's and each
-# task's; the last frees it) and libc's free.
+# task's; the last frees it), libc's free and the one-element operands'
+# bit mask.
 _LOOP, _A0, _A1, _A2, _OUT, _N, _NIN, _ITEM = 0, 8, 16, 24, 32, 40, 48, 56
-_CHUNKS, _CHUNK, _NEXT, _DONE, _REFS, _FREE = 64, 72, 80, 88, 96, 104
-_SHARED_BYTES = 112
+_CHUNKS, _CHUNK, _NEXT, _DONE, _REFS, _FREE, _SCALARS = 64, 72, 80, 88, 96, 104, 112
+_SHARED_BYTES = 120
 
 
 @njit(inline="always")
@@ -188,6 +197,7 @@ def _work(shared):
     n, itemsize = load(shared + _N, types.int64), load(shared + _ITEM, types.int64)
     chunks, length = load(shared + _CHUNKS, types.int64), load(shared + _CHUNK, types.int64)
     nin = load(shared + _NIN, types.int64)
+    scalars = load(shared + _SCALARS, types.int64)
     while True:
         c = atomic_add(shared + _NEXT, 1)
         if c >= chunks:
@@ -196,9 +206,11 @@ def _work(shared):
         offset = start * itemsize
         a1 = load(shared + _A1, types.int64)
         a2 = load(shared + _A2, types.int64)
-        _run(load(shared + _LOOP, types.int64), load(shared + _A0, types.int64) + offset,
-             a1 + offset if nin > 1 else 0, a2 + offset if nin > 2 else 0,
-             load(shared + _OUT, types.int64) + offset, min(length, n - start), nin, itemsize)
+        _run(load(shared + _LOOP, types.int64), _at(load(shared + _A0, types.int64), offset, 0, scalars),
+             _at(a1, offset, 1, scalars) if nin > 1 else 0,
+             _at(a2, offset, 2, scalars) if nin > 2 else 0,
+             load(shared + _OUT, types.int64) + offset, min(length, n - start), nin, itemsize,
+             scalars)
         atomic_add(shared + _DONE, 1)
     ffi.set_mxcsr(saved)
 
@@ -321,13 +333,20 @@ def _handler_source(stamp):
         operands = load(frame + ffi.ARGS, types.int64)
         kinds = load(frame + ffi.ARGS_TYPES, types.int64)
         a0 = a1 = a2 = 0
+        scalars = 0
         for k in range(nin):
             if load(kinds + 4 * k, types.int32) != ffi.ARG_BUFFER:
                 return create_error(api, invalid, text("gelu_numba: an operand is not a buffer"))
             buffer = load(operands + 8 * k, types.int64)
-            if load(buffer + ffi.BUFFER_DTYPE, types.int32) != dtype or _count(buffer) != n:
+            count = _count(buffer)
+            if count == 1 and n != 1:
+                scalars |= 1 << k   # one element, broadcast (step 0)
+            elif count != n:
                 return create_error(api, invalid, text(
-                    "gelu_numba: the operands and the result differ in dtype or size"))
+                    "gelu_numba: an operand has neither the result's size nor one element"))
+            if load(buffer + ffi.BUFFER_DTYPE, types.int32) != dtype:
+                return create_error(api, invalid, text(
+                    "gelu_numba: the operands and the result differ in dtype"))
             data = load(buffer + ffi.BUFFER_DATA, types.int64)
             if k == 0:
                 a0 = data
@@ -360,7 +379,7 @@ def _handler_source(stamp):
             if n > 0:
                 saved = ffi.mxcsr()
                 ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
-                _run(loop, a0, a1, a2, out, n, nin, itemsize)
+                _run(loop, a0, a1, a2, out, n, nin, itemsize, scalars)
                 ffi.set_mxcsr(saved)
             return 0
         # split across XLA's intra-op pool: chunks - 1 tasks and this
@@ -380,6 +399,7 @@ def _handler_source(stamp):
         store(shared + _DONE, np.int64(0))
         store(shared + _REFS, np.int64(chunks))
         store(shared + _FREE, np.int64(free))
+        store(shared + _SCALARS, np.int64(scalars))
         ctx = load(frame + ffi.FRAME_CTX, types.int64)
         args = stack(5)
         for _ in range(chunks - 1):

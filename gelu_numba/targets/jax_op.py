@@ -45,7 +45,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
-from gelu_numba.internals import jax_dtypes, jax_sharding
+from gelu_numba.internals import jax_dtypes, jax_sharding, jax_tracing
 from gelu_numba.kernels import formulas
 from gelu_numba.targets import jax_ffi
 
@@ -61,11 +61,14 @@ def _abstract(*operands, function):
     # elementwise: the operand's shape, dtype, sharding (explicit mesh axes)
     # and varying manual axes (shard_map's check_vma: call() makes the
     # operands' equal, as JAX's own elementwise primitives require)
+    # (an operand may be 0-d beside others, one value for every element:
+    # prepare, _transpose)
     varying = {jax_sharding.varying_axes(o) for o in operands}
     if len(varying) > 1:
         raise ValueError(f"gelu_numba.jax: the operands of {function} vary over different "
                          f"manual mesh axes ({sorted(map(sorted, varying))})")
-    return operands[0].update(weak_type=all(o.weak_type for o in operands))
+    widest = max(operands, key=lambda o: o.ndim)
+    return widest.update(weak_type=all(o.weak_type for o in operands))
 
 
 _PRIMITIVE.def_abstract_eval(_abstract)
@@ -84,8 +87,31 @@ def _lowered(*operands, function):
     return _FFI_CALL.bind(*(o[..., None] for o in operands), function=function)[..., 0]
 
 
-mlir.register_lowering(_PRIMITIVE, mlir.lower_fun(_lowered, multiple_results=False),
-                       platform="cpu")
+_GENERAL = mlir.lower_fun(_lowered, multiple_results=False)
+
+
+def _broadcast_lowered(*operands, function):
+    return _lowered(*jnp.broadcast_arrays(*operands), function=function)
+
+
+_BROADCAST = mlir.lower_fun(_broadcast_lowered, multiple_results=False)
+_SCALAR_OPERAND = jax.ffi.ffi_lowering(jax_ffi.TARGET)
+
+
+def _lowering(ctx, *operands, function):
+    # A 0-d operand beside others (prepare; gelu_backward of one value for
+    # every x: _transpose): on one device, the call takes it as it is and
+    # the handler reads it with step 0, so XLA writes no broadcast into a
+    # buffer first; a partitioned program broadcasts it, for the sharding
+    # rules of the general form.
+    if len({len(a.shape) for a in ctx.avals_in}) == 1:
+        return _GENERAL(ctx, *operands, function=function)
+    if jax_sharding.single_device(ctx):
+        return _SCALAR_OPERAND(ctx, *operands, function=function)
+    return _BROADCAST(ctx, *operands, function=function)
+
+
+mlir.register_lowering(_PRIMITIVE, _lowering, platform="cpu")
 
 
 @functools.cache
@@ -120,7 +146,9 @@ def prepare(name, operands):
     """``operands`` promoted as ``jax.nn.gelu`` promotes (integers and
     bools to the default float, Python scalars weakly typed:
     :func:`gelu_numba.internals.jax_dtypes.promote_inexact`) and broadcast
-    to one shape, or the ``TypeError`` naming the accepted dtypes."""
+    to one shape, but for 0-d operands beside others, which stay 0-d (the
+    call reads them with step 0: no broadcast written to memory), or the
+    ``TypeError`` naming the accepted dtypes."""
     for o in operands:
         dtype = getattr(o, "dtype", None)
         if dtype is not None and jnp.issubdtype(dtype, jnp.complexfloating):
@@ -131,14 +159,28 @@ def prepare(name, operands):
     if dtype not in _CHAR:
         raise TypeError(f"gelu_numba.jax.{name}: supports {ACCEPTED} arrays, and "
                         f"integers and bools, which promote to a float (got {dtype})")
-    return jnp.broadcast_arrays(*arrays)
+    shaped = [a for a in arrays if a.ndim]
+    if not shaped:
+        return arrays
+    shape = jnp.broadcast_shapes(*(a.shape for a in shaped))
+    return [a if a.ndim == 0 else jnp.broadcast_to(a, shape) for a in arrays]
 
 
 # --------------------------------------------------------------------- vmap
 
 def _batch(operands, axes, *, function):
     size = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
-    moved = [batching.bdim_at_front(o, a, size) for o, a in zip(operands, axes)]
+    rank = 1 + max(o.ndim - (a is not None) for o, a in zip(operands, axes))
+    moved = []
+    for o, a in zip(operands, axes):
+        if a is None and o.ndim == 0:
+            moved.append(o)               # one value for all: stays 0-d
+            continue
+        o = batching.bdim_at_front(o, a, size)
+        # (an example's 0-d operand beside others: its batch axis first)
+        moved.append(o.reshape(o.shape[:1] + (1,) * (rank - o.ndim) + o.shape[1:]))
+    shape = jnp.broadcast_shapes(*(o.shape for o in moved if o.ndim))
+    moved = [o if o.ndim == 0 else jnp.broadcast_to(o, shape) for o in moved]
     return _PRIMITIVE.bind(*moved, function=function), 0
 
 
@@ -303,7 +345,13 @@ def _transpose(ct, *operands, function):
     dy, x = operands
     if type(ct) is ad.Zero:
         return ad.Zero(dy.aval), None
-    return call("gelu_backward", ct, x), None
+    # jax.grad of a sum, a mean or a scaled loss: ct is one value
+    # broadcast; the call takes that value (its loop reads it with step 0)
+    source = jax_tracing.broadcast_source(ct) if dy.aval.ndim == x.ndim else None
+    ct_dy = call("gelu_backward", ct if source is None else source, x)
+    if dy.aval.ndim < ct_dy.ndim:       # a 0-d dy: its cotangent sums
+        ct_dy = ct_dy.sum().astype(dy.aval.dtype)
+    return ct_dy, None
 
 
 ad.primitive_transposes[_PRIMITIVE] = _transpose
