@@ -206,7 +206,8 @@ def _work(shared):
         offset = start * itemsize
         a1 = load(shared + _A1, types.int64)
         a2 = load(shared + _A2, types.int64)
-        _run(load(shared + _LOOP, types.int64), _at(load(shared + _A0, types.int64), offset, 0, scalars),
+        a0 = load(shared + _A0, types.int64)
+        _run(load(shared + _LOOP, types.int64), _at(a0, offset, 0, scalars),
              _at(a1, offset, 1, scalars) if nin > 1 else 0,
              _at(a2, offset, 2, scalars) if nin > 2 else 0,
              load(shared + _OUT, types.int64) + offset, min(length, n - start), nin, itemsize,

@@ -23,10 +23,11 @@ Rules
     differentiates: GELU'' is ``gelu_grad2`` and GELU^(n), n >= 3, is
     phi(x) P_n(x) by JAX operations on ``norm_pdf``
     (:func:`gelu_numba.kernels.formulas.gelu_derivative`, finite wherever
-    the exact value is), whose own derivative is -x phi(x).  The approximations have their first
-    derivatives (the ``_grad`` ufuncs), and from the second on JAX's
-    autodiff of their formulas (:mod:`gelu_numba.kernels.formulas`, which
-    the PyTorch target differentiates too).  SiLU, x-Cauchy and LaLU have
+    the exact value is), whose own derivative is -x phi(x).  The
+    approximations have their first derivatives (the ``_grad`` ufuncs),
+    and from the second on JAX's autodiff of their formulas
+    (:mod:`gelu_numba.kernels.formulas`, which the PyTorch target
+    differentiates too).  SiLU, x-Cauchy and LaLU have
     their first derivatives; a second raises ``NotImplementedError``.
 
 dtypes
@@ -58,11 +59,11 @@ _PRIMITIVE = Primitive("gelu_numba")
 
 
 def _abstract(*operands, function):
-    # elementwise: the operand's shape, dtype, sharding (explicit mesh axes)
-    # and varying manual axes (shard_map's check_vma: call() makes the
-    # operands' equal, as JAX's own elementwise primitives require)
-    # (an operand may be 0-d beside others, one value for every element:
-    # prepare, _transpose)
+    # elementwise: the widest operand's shape, dtype, sharding (explicit
+    # mesh axes) and varying manual axes (shard_map's check_vma: call()
+    # makes the operands' equal, as JAX's own elementwise primitives
+    # require); an operand may be 0-d beside others, one value for every
+    # element (prepare, _transpose)
     varying = {jax_sharding.varying_axes(o) for o in operands}
     if len(varying) > 1:
         raise ValueError(f"gelu_numba.jax: the operands of {function} vary over different "
@@ -359,15 +360,12 @@ ad.primitive_transposes[_PRIMITIVE] = _transpose
 
 # ---------------------------------------------------------------------- jet
 
-def _taylor(primal, c, u):
-    """The Taylor coefficients (unscaled) of f(x(t)) from f(x) = ``primal``,
-    those of f'(x(t)), ``c``, and of x(t), ``u`` (u[0] = x): k v_k =
-    sum_j j c_(k-j) u_j, as ``jax.experimental.jet``'s rule for a function
-    with a known first derivative."""
-    v = [primal]
-    for k in range(1, len(u)):
-        v.append(sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k)
-    return v[1:]
+def _taylor(c, u):
+    """The Taylor coefficients (unscaled) of f(x(t)) past f(x), from those
+    of f'(x(t)), ``c``, and of x(t), ``u`` (u[0] = x): k v_k = sum_j j
+    c_(k-j) u_j, as ``jax.experimental.jet``'s rule for a function with a
+    known first derivative."""
+    return [sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k for k in range(1, len(u))]
 
 
 def _jet(primals_in, series_in, *, function):
@@ -403,7 +401,7 @@ def _jet(primals_in, series_in, *, function):
         return _tangent_rule(function)((v,), (jnp.ones_like(v),))
 
     c0, cs = jet.jet2(derivative, (x,), (series,))
-    return primal, _taylor(primal, [c0, *cs], [x, *series])
+    return primal, _taylor([c0, *cs], [x, *series])
 
 
 def _register_jet():
