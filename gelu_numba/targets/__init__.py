@@ -25,11 +25,20 @@ into the compiled forms and publishes them:
     A package: the PyTorch custom operators, their autograd, fake and vmap
     rules, and the tensor-to-kernel glue, one module each (needs torch;
     imported by :mod:`gelu_numba.torch` only).
-``half``
+``half_loops``
     The 2-byte loops (float16 and bfloat16, correctly rounded).
 ``half_tables``
     Their tables and lookup kernels, made from the float64 ufuncs the
     caller passes.
+``fp_env``
+    The floating-point environment every loop and table is built in
+    (round to nearest, no flush to zero), whatever the caller's mode.
+``soi_loop``
+    The loop of the stochastic 0-I map.
+``jax_ffi``, ``jax_op``
+    The XLA FFI handler that runs the ufuncs' loops on XLA's buffers, and
+    the JAX primitive with its transformation rules (need jax; imported by
+    :mod:`gelu_numba.jax` only).
 ``emulated``
     float32-only ufuncs (the production emulations, ``gelu_half32``).
 ``publish``
@@ -37,6 +46,6 @@ into the compiled forms and publishes them:
 
 Loops are ``@cfunc``, ``@njit`` callers are ``@overload``, pointer
 arithmetic is an ``@intrinsic``.  The few private names of NumPy, Numba,
-numba-cuda and PyTorch that the package needs are in
+numba-cuda, PyTorch and JAX that the package needs are in
 :mod:`gelu_numba.internals`, each with why and a probe.
 """
