@@ -92,3 +92,18 @@ def test_generated_page_sections_are_the_generators_output(generator):
     start, end = gen.MARKERS
     section = text.split(start, 1)[1].split(end, 1)[0].strip()
     assert section == gen.section().strip(), f"run: python -m analysis.{generator} --update"
+
+
+def test_the_layout_page_names_every_module():
+    # each module of the package and of the repository's tool folders, by
+    # its file name or (the analysis scripts) its module name
+    text = (ROOT / "docs" / "guide" / "layout.md").read_text()
+    missing = []
+    for folder in ("gelu_numba", "analysis", "benchmarks", "fitting", "reference"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path.name == "__init__.py" or "__pycache__" in path.parts:
+                continue
+            if not any(f"{q}{name}`" in text for q in ("`", "/")
+                       for name in (path.name, path.stem)):
+                missing.append(str(path.relative_to(ROOT)))
+    assert not missing, f"docs/guide/layout.md does not name: {missing}"
