@@ -123,7 +123,7 @@ def _auto_page(module_name, title):
 def write_pages(app):
     out = Path(app.srcdir) / "api"
     out.mkdir(exist_ok=True)
-    index = ["API reference", "=============", "",
+    index = ["API", "===", "",
              "Generated from the package when the site is built (each function's",
              "own docstring: what ``help()`` shows).", "",
              ".. toctree::", "   :maxdepth: 1", ""]
