@@ -18,6 +18,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from bits import same_bits
+from derivative_limits import gelu_limit_is_negative_zero
 
 import gelu_numba as g
 import gelu_numba.torch as gt
@@ -200,12 +201,6 @@ def _derivatives(f, x, orders):
     return out
 
 
-def _gelu_limit_is_negative_zero(order, x):
-    """GELU^(n)(x) = phi(x) P_n(x) with P_n(x) ~ (-1)**(n + 1) x**n: its
-    limit is the zero of sign (-1)**(n + 1) at +inf and -1 at -inf."""
-    return x < 0 or order % 2 == 0
-
-
 @pytest.mark.parametrize("dtype, large", [
     (torch.float32, [1e13, 3.4028235e38]), (torch.float64, [1e103, 1.7976931348623157e308]),
     (torch.bfloat16, [1e13, 3.3895e38]), (torch.float16, [6e4, 65504.0])])
@@ -216,8 +211,8 @@ def test_higher_derivatives_are_the_limits_signed_zero_at_large_x(dtype, large):
     for n, got in _derivatives(gt.gelu, x, (3, 4, 5)).items():
         assert torch.isnan(got[-1])
         for p, value in zip(points, got[:-1].tolist()):
-            assert value == 0 and (math.copysign(1, value) < 0) == _gelu_limit_is_negative_zero(n, p), \
-                (n, p, value)
+            negative = math.copysign(1, value) < 0
+            assert value == 0 and negative == gelu_limit_is_negative_zero(n, p), (n, p, value)
 
 
 @pytest.mark.parametrize("approximate", ["tanh", "sigmoid"])

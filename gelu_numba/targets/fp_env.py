@@ -85,4 +85,3 @@ def default_environment():
         yield
     finally:
         fesetenv(saved)
-

@@ -17,8 +17,8 @@ import numpy as np
 from numba import njit
 
 from gelu_numba import catalog
-from gelu_numba.targets import fp_env
 from gelu_numba.kernels import half_rounding as kernels
+from gelu_numba.targets import fp_env
 
 _ALL = np.arange(65536, dtype=np.uint16)
 
