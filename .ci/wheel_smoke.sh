@@ -5,9 +5,7 @@
 # in for what the wheel lacks.  Fails on any failed check or doctest.
 #
 #   .ci/wheel_smoke.sh [PYTHON]    # PYTHON builds the wheel and the venv (python3)
-#
-# WHEEL_SMOKE_VENV=DIR: make the venv there and keep it (.ci/run reuses its
-# numba and numpy); by default it goes with the rest of the temporary files.
+
 set -euo pipefail
 
 PY=${1:-python3}
@@ -33,7 +31,7 @@ echo "wheel smoke: building with $("$PY" --version 2>&1)"
 WHEEL=$(ls "$TMP"/dist/gelu_numba-*.whl)
 echo "wheel smoke: $(basename "$WHEEL")"
 
-VENV=${WHEEL_SMOKE_VENV:-$TMP/venv}
+VENV=$TMP/venv
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$WHEEL"
 

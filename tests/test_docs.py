@@ -57,12 +57,13 @@ def test_readme_headline_is_the_generators_output():
 def test_readme_is_short_and_has_the_two_commands():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 150
-    ci = (ROOT / ".ci" / "run").read_text().replace("pip install -q ", "pip install ")
-    test_command = ("python3 -m venv .venv && .venv/bin/pip install -e '.[test]' "
-                    "-c requirements/test.txt && .venv/bin/python -m pytest -q")
-    assert test_command in text and test_command in ci
-    assert ("python3 -m venv .venv && .venv/bin/pip install -e '.[analysis,compare]' "
-            "-c requirements/test.txt && .venv/bin/python -m analysis.report") in text
+    ci = (ROOT / ".ci" / "run").read_text().replace(" -q ", " ")
+    setup = ("python3 -m venv .venv && .venv/bin/pip install -r requirements/bootstrap.txt "
+             "&& .venv/bin/uv pip install --python .venv/bin/python -e '.[{extras}]' "
+             "-c requirements/test.txt && .venv/bin/python -m ")
+    test_command = setup.format(extras="test") + "pytest -m unit"
+    assert test_command.replace("pytest ", "pytest -q ") in text and test_command in ci
+    assert setup.format(extras="analysis,compare") + "analysis.report" in text
 
 
 def test_the_test_environment_is_pinned_by_its_generator():
@@ -76,6 +77,14 @@ def test_the_test_environment_is_pinned_by_its_generator():
     pinned = {p.split("==")[0].lower().replace("_", "-") for p in pins}
     for name in ("numba", "numpy", "torch", "jax", "jaxlib", "flax", "pytest", "flatbuffers"):
         assert name in pinned, name
+    # what pip installs first (uv and torch) is at the versions the lock
+    # would give: bootstrap.txt's torch is the lock's, and uv is the
+    # installer, not part of the environment
+    boot = [line for line in (ROOT / "requirements" / "bootstrap.txt").read_text().splitlines()
+            if line and not line.startswith("#")]
+    assert {b.split("==")[0] for b in boot} == {"uv", "torch"}, boot
+    assert [b for b in boot if b.startswith("torch==")][0] in pins
+    assert "uv" not in pinned
     # what this environment has installed is what the file pins
     installed = {d.metadata["Name"].lower().replace("_", "-"): d.version for d in distributions()}
     for p in pins:
