@@ -62,7 +62,8 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
-from analysis.common import jsonable, machine_info, machine_line
+from analysis.common import jsonable
+from benchmarks.machine import machine_info, machine_line
 from gelu_numba import catalog
 from reference.mp import ulp_error_dd
 

@@ -52,7 +52,7 @@ import mpmath as mp
 import numpy as np
 
 from analysis import exhaustive
-from analysis.common import machine_info
+from benchmarks.machine import machine_info
 from benchmarks.targets import medians
 from reference import approx
 

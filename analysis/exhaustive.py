@@ -83,7 +83,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from analysis.common import from_json, jsonable, machine_info
+from analysis.common import from_json, jsonable
+from benchmarks.machine import machine_info
 
 OUT = Path(__file__).resolve().parent / "results" / "exhaustive"
 HALF_TABLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "half_reference.npz"

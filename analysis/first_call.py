@@ -33,7 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from analysis.common import machine_info, replace_section
+from analysis.common import replace_section
+from benchmarks.machine import machine_info
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: the docs page whose table the generator rewrites

@@ -693,7 +693,7 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accu
     if any(regs.values()):
         lines += ["", "Registers per thread: " + "; ".join(
             f"{k} {', '.join(map(str, v))}" for k, v in sorted(regs.items()))]
-    from analysis.common import machine_info
+    from benchmarks.machine import machine_info
     info = machine_info()
     lines += ["", f"Host: {info['cpu']} ({info['cpu_count']} cores), Python {info['python']}, "
               f"NumPy {info['numpy']}, Numba {info['numba']}"]

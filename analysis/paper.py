@@ -100,7 +100,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.common import int_arg, jsonable, machine_info, machine_line
+from analysis.common import int_arg, jsonable
+from benchmarks.machine import machine_info, machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports" / "paper"

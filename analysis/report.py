@@ -42,7 +42,8 @@ import time
 from pathlib import Path
 
 from analysis import accuracy
-from analysis.common import machine_line, replace_section
+from analysis.common import replace_section
+from benchmarks.machine import machine_line
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "reports"

@@ -292,7 +292,7 @@ def machine(gpu_info=None):
     """The machine (benchmarks.peers.machine and its dict) and the threads."""
     import numba
 
-    from analysis.common import machine_info
+    from benchmarks.machine import machine_info
     from benchmarks import peers as bp
     info = dict(machine_info())
     info["summary"] = bp.machine()

@@ -66,7 +66,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.common import int_arg, jsonable, machine_info, machine_line  # noqa: F401 (re-exported names)
+from analysis.common import int_arg, jsonable  # noqa: F401 (re-exported names)
+from benchmarks.machine import machine_info, machine_line  # noqa: F401 (re-exported names)
 from analysis.sweep_stats import (  # noqa: F401 (names of this module's interface)
     FUNCTIONS, N_PATTERNS, dy_bits, dy_for_bits, empty_stats, finish_row, merge_stats, n_inputs,
 )

@@ -20,7 +20,7 @@ import scipy.special as sc  # noqa: E402
 import gelu_numba as g  # noqa: E402
 from gelu_numba import catalog  # noqa: E402
 import gelu_numba.parallel as gp  # noqa: E402
-from analysis.common import machine_info  # noqa: E402
+from benchmarks.machine import machine_info  # noqa: E402
 
 try:
     import torch

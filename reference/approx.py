@@ -18,7 +18,12 @@ these formulas cancels except the derivatives next to their zeros, where
 
 import mpmath as mp
 
-from fitting.rational import horner
+
+def horner(coeffs, x):
+    """``sum coeffs[j] x**j`` (ascending powers): mpmath's ``polyval``,
+    which takes them descending."""
+    return mp.polyval(list(coeffs)[::-1], x)
+
 
 # tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))
 TANH_K = "0.044715"

@@ -15,9 +15,10 @@ from importlinter.domain.imports import Module
 
 
 class RootImportedFromTop(Contract):
-    """Only ``allowed_importers`` (and their descendants) import the root
-    package module itself; importing its submodules is the layers
-    contract's business."""
+    """Within the root package, only ``allowed_importers`` (and their
+    descendants) import the root package module itself; importing its
+    submodules is the layers contract's business, and the repository's tool
+    folders, like users, import what they please of it."""
 
     root = fields.StringField()
     allowed_importers = fields.ListField(subfield=fields.ModuleField())
@@ -26,8 +27,8 @@ class RootImportedFromTop(Contract):
         allowed = [m.name for m in self.allowed_importers]
         bad = []
         for importer in sorted(graph.find_modules_that_directly_import(self.root)):
-            if importer == self.root or any(importer == a or importer.startswith(a + ".")
-                                            for a in allowed):
+            if not importer.startswith(self.root + ".") or any(
+                    importer == a or importer.startswith(a + ".") for a in allowed):
                 continue
             details = graph.get_import_details(importer=importer, imported=self.root)
             lines = [f"{importer}:{d['line_number']} {d['line_contents']}" for d in details]
