@@ -307,8 +307,9 @@ def main(argv=None):
             with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
                 loop(x, out)
             loops[label] = (lambda f: (lambda: f(x, out)))(loop)
-            mixes[label] = vector_loop_mix(loop, (ty, ty)) + (
-                vector_bits(loop, (ty, ty)), _per_iteration(loop, (ty, ty), label))
+            sig = cpu.element_signature((ty, ty))
+            mixes[label] = vector_loop_mix(loop, sig) + (
+                vector_bits(loop, sig), _per_iteration(loop, sig, label))
         t = race(loops, args.rounds, rotate=True)
         for label in variants:
             if label not in t:

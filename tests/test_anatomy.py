@@ -7,7 +7,7 @@ from numba import types
 
 from benchmarks.anatomy import NAIVE, ONE_EXP, VARIANTS, selects, vector_loop, vector_loop_mix
 from gelu_numba.kernels.primitives import inline
-from gelu_numba.targets.cpu import serial_loop
+from gelu_numba.targets.cpu import element_signature, serial_loop
 
 pytestmark = [pytest.mark.tools, pytest.mark.isa]
 
@@ -16,11 +16,12 @@ def _compiled(dtype, label):
     loop = serial_loop(inline(VARIANTS[dtype][label]),
                        1, "never")
     ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
-    loop.compile((ty, ty))
+    sig = element_signature((ty, ty))
+    loop.compile(sig)
     x = np.linspace(-3, 3, 64).astype(dtype)
     out = np.empty_like(x)
     loop(x, out)
-    return loop, (ty, ty)
+    return loop, sig
 
 
 def _mix(dtype, label):

@@ -19,20 +19,26 @@ from numba import njit
 from gelu_numba import catalog
 from gelu_numba.kernels import half_rounding as kernels
 from gelu_numba.targets import fp_env
+from gelu_numba.targets.bound import bound
+from gelu_numba.targets.operands import at
 
 _ALL = np.arange(65536, dtype=np.uint16)
 
 
-def _mapped(kernel, nin):
-    """An @njit loop applying the compiled scalar ``kernel`` to arrays (the
-    tables are built with the kernels themselves)."""
-    args = ", ".join(f"a{k}" for k in range(nin))
-    loads = ", ".join(f"a{k}[i]" for k in range(nin))
-    scope = {"kernel": kernel}
-    exec(f"def run({args}, out):\n"
-         f"    for i in range(out.size):\n"
-         f"        out[i] = kernel({loads})\n", scope)
-    return njit(scope["run"])
+# (the kernel a table loop runs: bound for one kernel by _mapped)
+kernel = None
+
+
+def _run(*ops):
+    out = ops[-1]
+    for i in range(out.size):
+        out[i] = kernel(*at(ops[:-1], i))
+
+
+def _mapped(kernel):
+    """An @njit loop applying the compiled scalar ``kernel`` to arrays, the
+    output last (the tables are built with the kernels themselves)."""
+    return njit(bound(_run, f"table_{kernel.__name__}", kernel=kernel))
 
 
 @functools.cache
@@ -41,7 +47,7 @@ def format_values(fmt):
     """The float64 value of every bit pattern of ``fmt``."""
     decode, _ = kernels.FORMATS[fmt]
     out = np.empty(65536)
-    _mapped(decode, 1)(_ALL, out)
+    _mapped(decode)(_ALL, out)
     return out
 
 
@@ -59,15 +65,15 @@ def table(name, fmt, ufunc_of):
     _, round_ = kernels.FORMATS[fmt]
     if name == "gelu_backward":
         grad = np.empty(65536)
-        _mapped(kernels.grad_off_half, 2)(x, float64("gelu_grad", x), grad)
+        _mapped(kernels.grad_off_half)(x, float64("gelu_grad", x), grad)
         return grad
     y = float64(name, x)
     if name == "gelu":
         above = np.empty_like(y)
-        _mapped(kernels.gelu_above_half_x, 2)(x, y, above)
+        _mapped(kernels.gelu_above_half_x)(x, y, above)
         y = above
     bits = np.empty(65536, dtype=np.uint16)
-    _mapped(round_, 1)(y, bits)
+    _mapped(round_)(y, bits)
     return bits
 
 

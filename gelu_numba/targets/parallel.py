@@ -32,6 +32,8 @@ from numba.extending import intrinsic
 from gelu_numba import catalog
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import cpu, dtypes
+from gelu_numba.targets.bound import bound
+from gelu_numba.targets.operands import window
 from gelu_numba.targets.stamp import STAMP
 
 #: elements per block of the parallel loop, by loop dtype (about 0.025 ms
@@ -74,47 +76,46 @@ def _write_mxcsr(typingctx, value):
 _MASK = np.uint32(_STATUS_BITS)
 _KEEP = np.uint32(~_STATUS_BITS & 0xFFFFFFFF)
 
-_BLOCKS = """
-def make(stamp):
-    def {qualname}({operands}):
+# (the names the block runner binds for one loop: set by _blocks)
+serial = block = None
+
+
+def _runner(stamp):
+    def blocks(*ops):
+        """``serial`` on each ``block`` of elements, the blocks among the
+        threads; the blocks' floating-point flags raised on the caller."""
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
-        n = out.size
+        n = ops[-1].size
         nblocks = (n + block - 1) // block
         status = np.zeros(nblocks, np.uint32)
         # (the calling thread's earlier flags, which its blocks clear)
-        raised = read_mxcsr() & mask if x86 else np.uint32(0)
+        raised = _read_mxcsr() & _MASK if _X86 else np.uint32(0)
         for b in prange(nblocks):
-            if x86:
-                write_mxcsr(read_mxcsr() & keep)
+            if _X86:
+                _write_mxcsr(_read_mxcsr() & _KEEP)
             start = b * block
-            stop = min(n, start + block)
-            serial({slices})
-            if x86:
-                status[b] = read_mxcsr() & mask
-        if x86:
+            serial(*window(ops, start, min(n, start + block)))
+            if _X86:
+                status[b] = _read_mxcsr() & _MASK
+        if _X86:
             for b in range(nblocks):
                 raised |= status[b]
-            write_mxcsr(read_mxcsr() | raised)
-    return {qualname}
-"""
+            _write_mxcsr(_read_mxcsr() | raised)
+    return blocks
+
+
+_BLOCKS = _runner(STAMP)
 
 
 def _blocks(fn, char, cache):
     """The ``@njit(parallel=True)`` block runner of ``fn``'s ``char`` loop."""
-    names = [f"a{k}" for k in range(fn.nin)] + ["out"]
-    source = _BLOCKS.format(qualname=f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_blocks",
-                            operands=", ".join(names),
-                            slices=", ".join(f"{n}[start:stop]" for n in names))
+    stem = f"{fn.name}_{dtypes.LOOP_DTYPES[char]}"
     # each block is the serial loop as a function of its own: LLVM vectorises
     # it as in the serial ufunc (inlined into the parfor body, the float32
     # loop ran at half that speed)
-    scope = {"__name__": __name__, "np": np, "prange": prange,
-             "serial": cpu.element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_block"),
-             "block": BLOCK[char], "x86": _X86,
-             "read_mxcsr": _read_mxcsr, "write_mxcsr": _write_mxcsr,
-             "mask": _MASK, "keep": _KEEP}
-    exec(compile(source, __file__, "exec"), scope)
-    return njit(parallel=True, cache=cache, error_model="numpy")(scope["make"](STAMP))
+    runner = bound(_BLOCKS, f"{stem}_blocks", block=BLOCK[char],
+                   serial=cpu.element_loop(fn, char, f"{stem}_block"))
+    return njit(parallel=True, cache=cache, error_model="numpy")(runner)
 
 
 def loop(fn, char, cache=True):

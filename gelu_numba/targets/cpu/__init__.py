@@ -6,9 +6,11 @@ One job a module:
     Pointer arithmetic and function attributes of the loops
     (``@intrinsic``): typed pointers, addresses, stack blocks, the vector
     width, no inlining.
+``elements``
+    The element loops (serial, split into ordinary blocks), plain
+    functions of any number of operands.
 ``templates``
-    The source templates of the ufunc loop and of its element loops, and
-    their assembly for one arity.
+    The source template of the ufunc loop, assembled for one arity.
 ``interleave``
     LLVM's vector interleave count for the element loops' compilation.
 ``loops``
@@ -33,14 +35,14 @@ from gelu_numba.targets.cpu.intrinsics import (
 )
 from gelu_numba.targets.cpu.loops import (
     BUFFER, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, bits_loop, compile_loop, element_loop,
-    element_loop_llvm, float_loop, loop_function, loop_llvm, ordinary_form, serial_loop,
+    element_loop_llvm, element_signature, float_loop, loop_function, loop_llvm, ordinary_form, serial_loop,
 )
 from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop, ufunc
 
 __all__ = [
     "BUFFER", "INTERLEAVE", "LOOP_SIGNATURE", "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY",
     "Registry", "Ufunc", "address", "apart", "bits_loop", "compile_loop", "element",
-    "element_loop", "element_loop_llvm", "float_loop", "half_loop", "interleaved", "loop",
+    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop", "interleaved", "loop",
     "loop_function", "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors",
     "scratch", "serial_loop", "ufunc",
 ]

@@ -4,7 +4,7 @@ NumPy hands an inner loop raw pointers and byte steps; these turn them into
 typed pointers (:func:`element`), addresses (:func:`address`, :func:`apart`)
 and uninitialised stack blocks (:func:`scratch`), and mark the function
 being compiled for LLVM (:func:`prefer_wide_vectors`,
-:func:`never_inlined`).  Public Numba API only (``@intrinsic``).
+:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba API only (``@intrinsic``).
 """
 
 import functools
@@ -27,6 +27,15 @@ def element(typingctx, base, offset, ty):
     return sig, codegen
 
 
+def _prefer_wide(builder):
+    # a string attribute, which llvmlite's checked add() does not know
+    set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+
+
+def _no_inline(builder):
+    builder.function.attributes.add("noinline")
+
+
 @intrinsic
 def prefer_wide_vectors(typingctx):
     """Let LLVM vectorise the function being compiled with the widest
@@ -43,8 +52,7 @@ def prefer_wide_vectors(typingctx):
     keep their widest legal vectors.
     """
     def codegen(context, builder, sig, args):
-        # a string attribute, which llvmlite's checked add() does not know
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        _prefer_wide(builder)
         return context.get_dummy_value()
 
     return types.none(), codegen
@@ -104,7 +112,26 @@ def never_inlined(typingctx):
     LLVM still inlined a small element loop, norm_pdf's float32 one for
     AVX2, into the ufunc loop's two call sites)."""
     def codegen(context, builder, sig, args):
-        builder.function.attributes.add("noinline")
+        _no_inline(builder)
         return context.get_dummy_value()
 
     return types.none(), codegen
+
+
+@functools.cache
+def attributes(wide, alone):
+    """An intrinsic ``opening()``: :func:`prefer_wide_vectors` where
+    ``wide``, :func:`never_inlined` where ``alone``, in one statement (the
+    opening of the element loops, :mod:`gelu_numba.targets.cpu.elements`)."""
+    @intrinsic
+    def opening(typingctx):
+        def codegen(context, builder, sig, args):
+            if wide:
+                _prefer_wide(builder)
+            if alone:
+                _no_inline(builder)
+            return context.get_dummy_value()
+
+        return types.none(), codegen
+
+    return opening

@@ -26,14 +26,13 @@ from numba import carray, cfunc, njit, types
 
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
+from gelu_numba.kernels.primitives import inline as forceinline  # (serial_loop's own name)
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.interleave import interleaving
-from gelu_numba.targets.cpu.intrinsics import (
-    apart, element, never_inlined, prefer_wide_vectors, scratch,
-)
-from gelu_numba.targets.cpu.templates import (
-    in_range_source, loop_source, serial_source, split_source,
-)
+from gelu_numba.targets.bound import bound
+from gelu_numba.targets.cpu import elements
+from gelu_numba.targets.cpu.intrinsics import apart, attributes, element, scratch
+from gelu_numba.targets.cpu.templates import loop_source
 from gelu_numba.targets.stamp import STAMP
 
 #: NumPy's inner-loop signature
@@ -84,25 +83,24 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
     :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE`) whoever calls
     it, so that its caller, the ufunc loop, compiles its own code (the
     buffered blocks' copies) without."""
-    scope = {"kernel": kernel, "prefer_wide_vectors": prefer_wide_vectors,
-             "never_inlined": never_inlined, "uint64": np.uint64}
-    prefer = "prefer_wide_vectors()" if wide else "pass"
-    if inline == "never":
-        prefer += "; never_inlined()"
+    opening = attributes(wide, inline == "never")
     make = (interleaving if interleave and inline == "never"
             else njit(inline=inline, error_model="numpy"))
     if ordinary is None:
-        exec(serial_source(name, nin, prefer), scope)
-        return make(scope[name])
+        return make(bound(elements.serial, name, kernel=kernel, opening=opening))
+    # the split loop's callees, inlined by LLVM (forceinline: Numba inlines
+    # no call with *args), each marked for the vector width it is
+    # vectorised with before it is inlined
+    def part(fn, stem, **names):
+        return forceinline(bound(fn, f"{name}_{stem}", **names))
+
     in_range, form = ordinary
-    exec(in_range_source(name, nin), scope)
-    scope.update(
-        block=ORDINARY_BLOCK, in_range=in_range,
-        in_range_all=njit(inline="always", error_model="numpy")(scope[f"{name}_in_range"]),
-        general=serial_loop(kernel, nin, "always", wide, name=f"{name}_general"),
-        ordinary=serial_loop(form, nin, "always", wide, name=f"{name}_ordinary"))
-    exec(split_source(name, nin, prefer), scope)
-    return make(scope[name])
+    inner = attributes(wide, False)
+    return make(bound(
+        elements.split, name, opening=opening, block=ORDINARY_BLOCK,
+        all_in_range=part(elements.all_in_range, "in_range", in_range=in_range),
+        general=part(elements.serial, "general", kernel=kernel, opening=inner),
+        ordinary=part(elements.serial, "ordinary", kernel=form, opening=inner)))
 
 
 def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None,
@@ -189,6 +187,13 @@ def element_loop_llvm(fn, char):
     alone: a cheaper look than :func:`loop_llvm`, which compiles the whole
     ufunc loop around it."""
     loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial")
-    sig = (types.Array(NUMBA_TYPES[char], 1, "C"),) * (fn.nin + 1)
+    sig = element_signature([types.Array(NUMBA_TYPES[char], 1, "C")] * (fn.nin + 1))
     loop.compile(sig)
     return loop.inspect_llvm(sig)
+
+
+def element_signature(operand_types):
+    """The signature of an element loop (``loop(*ops)``) for these operand
+    types, as Numba compiles it (``compile``, ``inspect_asm``): the
+    operands folded into one tuple argument."""
+    return (types.BaseTuple.from_types(tuple(operand_types)),)

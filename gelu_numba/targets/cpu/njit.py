@@ -17,7 +17,7 @@ from numba.extending import overload
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.cpu.loops import NUMBA_TYPES, element_loop
+from gelu_numba.targets.cpu.loops import NUMBA_TYPES, element_loop, element_signature
 
 _NJIT_SCALAR = """
 def impl({args}):
@@ -97,7 +97,7 @@ def _njit_serial(fn, char, argtys):
     (interleaved: :func:`~gelu_numba.targets.cpu.loops.element_loop`)."""
     loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
     flat = [t.copy(ndim=1, layout="C") for t in argtys]
-    loop.compile((*flat, types.Array(NUMBA_TYPES[char], 1, "C")))
+    loop.compile(element_signature([*flat, types.Array(NUMBA_TYPES[char], 1, "C")]))
     return loop
 
 

@@ -1,15 +1,10 @@
-"""The source templates of the CPU loops, assembled for one arity.
+"""The source template of the ufunc loop (NumPy's inner-loop signature),
+assembled for one arity.
 
-:func:`loop_source` is the ufunc loop (NumPy's inner-loop signature) and
-:func:`serial_source`, :func:`split_source` and :func:`in_range_source` the
-element loops it runs.  Each returns Python source; :mod:`.loops` executes
-it in a namespace that defines every free name the source uses:
-
-* the ufunc loop: ``ty``, ``size``, ``carray``, ``element``, ``apart``,
-  ``block``, ``buffer``, ``serial``, ``blocks`` and ``threshold``;
-* the element loops: ``kernel``, ``prefer_wide_vectors``,
-  ``never_inlined`` and ``uint64``; the split one also ``block``,
-  ``in_range``, ``in_range_all``, ``general`` and ``ordinary``.
+:func:`loop_source` returns Python source; :mod:`.loops` executes it in a
+namespace that defines every free name the source uses: ``ty``, ``size``,
+``carray``, ``element``, ``apart``, ``block``, ``buffer``, ``serial`` (the
+element loop, :mod:`.elements`), ``blocks`` and ``threshold``.
 """
 
 # The loop: every operand unit-stride, the vectorised element loop
@@ -84,73 +79,9 @@ _OUT = """                if s{k} == size:
                 else:
                     out = carray(b{k}, m)"""
 
-# The element loop over unit-stride operands: the ufunc loop calls it on
-# the whole run or on each buffered block, each block of the parallel one
-# calls it too (gelu_numba.targets.parallel).
-# The index is unsigned: for a signed one Numba emits the wraparound
-# ``i + size if i < 0``, and where LLVM fails to prove i >= 0 it vectorises
-# the loads and stores as gathers and scatters.  It did so for the float64
-# ndtr and gelu_grad loops compiled as functions of their own
-# (``inline="never"``, as benchmarks.anatomy times kernels): 63 instead of
-# 8.4 ns per element on the Intel VM.  The ufuncs' loops were not affected
-# (same speed either way, both dtypes), but nothing now depends on that proof.
-_SERIAL = """
-def {name}({operands}):
-    {prefer}
-    for i in range(uint64(out.size)):
-        out[i] = kernel({loads})
-"""
-
-_SERIAL_SPLIT = """
-def {name}({operands}):
-    {prefer}
-    n = out.size
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        if in_range_all({input_slices}):
-            ordinary({slices})
-        else:
-            general({slices})
-"""
-
-_ALL_IN_RANGE = """
-def {name}_in_range({inputs}):
-    outside = 0
-    for i in range(uint64(a0.size)):
-        outside += not in_range({loads})
-    return outside == 0
-"""
-
-
 def operands(nin):
     """The parameter list of an element loop: ``a0, ..., out``."""
     return ", ".join([f"a{k}" for k in range(nin)] + ["out"])
-
-
-def _loads(nin):
-    return ", ".join(f"a{k}[i]" for k in range(nin))
-
-
-def serial_source(name, nin, prefer):
-    """``def name(a0, ..., out)``: the kernel element by element;
-    ``prefer``: the statement that opens the function."""
-    return _SERIAL.format(name=name, operands=operands(nin), prefer=prefer, loads=_loads(nin))
-
-
-def in_range_source(name, nin):
-    """``def name_in_range(a0, ...)``: whether every element is in the
-    range of the kernel's ordinary form (a vectorised count)."""
-    inputs = ", ".join(f"a{k}" for k in range(nin))
-    return _ALL_IN_RANGE.format(name=name, inputs=inputs, loads=_loads(nin))
-
-
-def split_source(name, nin, prefer):
-    """``def name(a0, ..., out)``: each block through the ordinary form
-    where all its elements are in range, else through the general kernel."""
-    return _SERIAL_SPLIT.format(
-        name=name, operands=operands(nin), prefer=prefer,
-        input_slices=", ".join(f"a{k}[start:stop]" for k in range(nin)),
-        slices=", ".join(f"{n}[start:stop]" for n in operands(nin).split(", ")))
 
 
 def loop_source(qualname, nin, parallel):
