@@ -13,9 +13,9 @@ which read what they call by free names, bound for one kernel by
     an intrinsic marking the function for LLVM
     (:func:`~gelu_numba.targets.cpu.intrinsics.attributes`: the vector
     width, no inlining into the caller);
-``general``, ``ordinary``, ``in_range``, ``block`` (:func:`split`)
-    the element loops of the general kernel and of its ordinary form, the
-    form's range test, and the elements a block.
+``ordinary``, ``in_range``, ``block`` (:func:`split`)
+    the kernel's ordinary form, the form's range test, and the elements a
+    block.
 
 The index is unsigned: for a signed one Numba emits the wraparound
 ``i + size if i < 0``, and where LLVM fails to prove ``i >= 0`` it
@@ -27,10 +27,10 @@ of 8.4 ns per element on an Intel VM.
 
 import numpy as np
 
-from gelu_numba.targets.operands import at, window
+from gelu_numba.targets.operands import at
 
 # (the names each function binds: set for one kernel by bound())
-kernel = opening = general = ordinary = in_range = block = None
+kernel = opening = ordinary = in_range = block = None
 
 
 def serial(*ops):
@@ -41,24 +41,24 @@ def serial(*ops):
         out[i] = kernel(*at(ops[:-1], i))
 
 
-def all_in_range(*inputs):
-    """Whether every element is in the range of the kernel's ordinary form
-    (a vectorised count, not a search that stops early)."""
-    outside = 0
-    for i in range(np.uint64(inputs[0].size)):
-        outside += not in_range(*at(inputs, i))
-    return outside == 0
-
-
 def split(*ops):
-    """Each ``block`` of elements through the ordinary form where all its
-    elements are in its range, else through the general kernel: the same
-    bits either way."""
+    """Each ``block`` of elements through the kernel's ordinary form where
+    all its elements are in the form's range (a vectorised count, not a
+    search that stops early), else through the general kernel: the same
+    bits either way.  The three loops are this function's own: no callee
+    to compile and inline."""
     opening()
-    n = ops[-1].size
-    for start in range(0, n, block):
-        part = window(ops, start, min(n, start + block))
-        if all_in_range(*part[:-1]):
-            ordinary(*part)
+    out = ops[-1]
+    inputs = ops[:-1]
+    n = out.size
+    for begin in range(0, n, block):
+        start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
+        outside = 0
+        for i in range(start, stop):
+            outside += not in_range(*at(inputs, i))
+        if outside == 0:
+            for i in range(start, stop):
+                out[i] = ordinary(*at(inputs, i))
         else:
-            general(*part)
+            for i in range(start, stop):
+                out[i] = kernel(*at(inputs, i))

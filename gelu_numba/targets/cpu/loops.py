@@ -26,7 +26,6 @@ from numba import carray, cfunc, njit, types
 
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
-from gelu_numba.kernels.primitives import inline as forceinline  # (serial_loop's own name)
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.interleave import interleaving
 from gelu_numba.targets.bound import bound
@@ -88,19 +87,9 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
             else njit(inline=inline, error_model="numpy"))
     if ordinary is None:
         return make(bound(elements.serial, name, kernel=kernel, opening=opening))
-    # the split loop's callees, inlined by LLVM (forceinline: Numba inlines
-    # no call with *args), each marked for the vector width it is
-    # vectorised with before it is inlined
-    def part(fn, stem, **names):
-        return forceinline(bound(fn, f"{name}_{stem}", **names))
-
     in_range, form = ordinary
-    inner = attributes(wide, False)
-    return make(bound(
-        elements.split, name, opening=opening, block=ORDINARY_BLOCK,
-        all_in_range=part(elements.all_in_range, "in_range", in_range=in_range),
-        general=part(elements.serial, "general", kernel=kernel, opening=inner),
-        ordinary=part(elements.serial, "ordinary", kernel=form, opening=inner)))
+    return make(bound(elements.split, name, kernel=kernel, opening=opening, ordinary=form,
+                      in_range=in_range, block=ORDINARY_BLOCK))
 
 
 def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None,
