@@ -12,8 +12,12 @@ into the compiled forms and publishes them:
 ``numpy_api``
     A ``numpy.ufunc`` from compiled loops, through NumPy's C API.
 ``cpu``
-    A package: the loops (``@cfunc``), their source templates and
-    intrinsics, the ufuncs and the ``@njit`` callers, one module each.
+    A package: the loops (``@cfunc``), the element loops, the ufunc
+    loop's source template, the intrinsics, the ufuncs and the ``@njit``
+    callers, one module each.
+``bound``, ``operands``
+    A plain loop function bound to one kernel under a name of its own;
+    tuples of a loop's operands.
 ``parallel``
     The multithreaded loops and ufuncs.
 ``cuda``

@@ -17,12 +17,6 @@ which read what they call by free names, bound for one kernel by
     the kernel's ordinary form, the form's range test, and the elements a
     block.
 
-The index is unsigned: for a signed one Numba emits the wraparound
-``i + size if i < 0``, and where LLVM fails to prove ``i >= 0`` it
-vectorises the loads and stores as gathers and scatters.  It did so for the
-float64 ndtr and gelu_grad loops compiled as functions of their own
-(``inline="never"``, as ``benchmarks.anatomy`` times kernels): 63 instead
-of 8.4 ns per element on an Intel VM.
 """
 
 import numpy as np
@@ -33,6 +27,12 @@ from gelu_numba.targets.operands import at
 kernel = opening = ordinary = in_range = block = None
 
 
+# The index is unsigned: for a signed one Numba emits the wraparound
+# ``i + size if i < 0``, and where LLVM fails to prove i >= 0 it vectorises
+# the loads and stores as gathers and scatters.  It did so for the float64
+# ndtr and gelu_grad loops compiled as functions of their own
+# (inline="never", as benchmarks.anatomy times kernels): 63 instead of 8.4
+# ns per element on an Intel VM.
 def serial(*ops):
     """The kernel element by element."""
     opening()

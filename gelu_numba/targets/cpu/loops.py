@@ -17,8 +17,11 @@ each block of elements all in its range (:func:`serial_loop`), and the
 element loops of the catalog's functions (serial, parallel, and those
 ``@njit`` callers run) are compiled with
 :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` independent vectors
-an iteration (:mod:`gelu_numba.targets.cpu.interleave`).  The sources are
-those of :mod:`gelu_numba.targets.cpu.templates`.
+an iteration (:mod:`gelu_numba.targets.cpu.interleave`).  The element
+loops are the plain functions of :mod:`gelu_numba.targets.cpu.elements`,
+bound to one kernel (:func:`gelu_numba.targets.bound.bound`); the ufunc
+loop's source is :mod:`gelu_numba.targets.cpu.templates`'s, assembled for
+the function's arity.
 """
 
 import numpy as np
