@@ -12,8 +12,8 @@ into the compiled forms and publishes them:
 ``numpy_api``
     A ``numpy.ufunc`` from compiled loops, through NumPy's C API.
 ``cpu``
-    A package: the loops (``@cfunc``), the element loops and the ufunc
-    loop as plain functions, the intrinsics, the ufuncs and the ``@njit``
+    A package: the loops (``@cfunc``), the element loops, the ufunc
+    loop's source template, the intrinsics, the ufuncs and the ``@njit``
     callers, one module each.
 ``bound``, ``operands``
     A plain loop function bound to one kernel under a name of its own;

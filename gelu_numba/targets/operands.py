@@ -19,12 +19,6 @@ def at(ops, i):
     return tuple(a[i] for a in ops)
 
 
-def each(f, indices, extra):
-    """``(f(indices[0], extra), f(indices[1], extra), ...)``: a tuple with
-    an element made by ``f`` for each operand index."""
-    return tuple(f(k, extra) for k in indices)
-
-
 def window(ops, start, stop):
     """``(ops[0][start:stop], ops[1][start:stop], ...)``."""
     return tuple(a[start:stop] for a in ops)
@@ -34,13 +28,6 @@ _AT = (lambda ops, i: (ops[0][i],),
        lambda ops, i: (ops[0][i], ops[1][i]),
        lambda ops, i: (ops[0][i], ops[1][i], ops[2][i]),
        lambda ops, i: (ops[0][i], ops[1][i], ops[2][i], ops[3][i]))
-
-_EACH = (lambda f, indices, extra: (f(indices[0], extra),),
-         lambda f, indices, extra: (f(indices[0], extra), f(indices[1], extra)),
-         lambda f, indices, extra: (f(indices[0], extra), f(indices[1], extra),
-                                    f(indices[2], extra)),
-         lambda f, indices, extra: (f(indices[0], extra), f(indices[1], extra),
-                                    f(indices[2], extra), f(indices[3], extra)))
 
 _WINDOW = (lambda ops, start, stop: (ops[0][start:stop],),
            lambda ops, start, stop: (ops[0][start:stop], ops[1][start:stop]),
@@ -52,18 +39,13 @@ _WINDOW = (lambda ops, start, stop: (ops[0][start:stop],),
 
 def _chosen(name, ops, bodies):
     if not isinstance(ops, types.BaseTuple) or not 1 <= len(ops) <= MOST:
-        raise TypingError(f"{name}: a tuple of 1 to {MOST} operands, not {ops}")
+        raise TypingError(f"{name}: a tuple of 1 to {MOST} arrays, not {ops}")
     return bodies[len(ops) - 1]
 
 
 @overload(at, inline="always")
 def _at(ops, i):
     return _chosen("at", ops, _AT)
-
-
-@overload(each, inline="always")
-def _each(f, indices, extra):
-    return _chosen("each", indices, _EACH)
 
 
 @overload(window, inline="always")

@@ -9,9 +9,8 @@ One job a module:
 ``elements``
     The element loops (serial, split into ordinary blocks), plain
     functions of any number of operands.
-``ufunc_loop``
-    The ufunc loop around an element loop, for every layout, a plain
-    function of any number of operands.
+``templates``
+    The source template of the ufunc loop, assembled for one arity.
 ``interleave``
     LLVM's vector interleave count for the element loops' compilation.
 ``loops``

@@ -19,21 +19,22 @@ element loops of the catalog's functions (serial, parallel, and those
 :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` independent vectors
 an iteration (:mod:`gelu_numba.targets.cpu.interleave`).  The element
 loops are the plain functions of :mod:`gelu_numba.targets.cpu.elements`,
-and the ufunc loop around them the plain function of
-:mod:`gelu_numba.targets.cpu.ufunc_loop`, each bound to one kernel
-(:func:`gelu_numba.targets.bound.bound`).
+bound to one kernel (:func:`gelu_numba.targets.bound.bound`); the ufunc
+loop's source is :mod:`gelu_numba.targets.cpu.templates`'s, assembled for
+the function's arity.
 """
 
 import numpy as np
-from numba import cfunc, njit, types
+from numba import carray, cfunc, njit, types
 
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.bound import bound
-from gelu_numba.targets.cpu import elements, ufunc_loop
 from gelu_numba.targets.cpu.interleave import interleaving
-from gelu_numba.targets.cpu.intrinsics import attributes, scratch
+from gelu_numba.targets.bound import bound
+from gelu_numba.targets.cpu import elements
+from gelu_numba.targets.cpu.intrinsics import apart, attributes, element, scratch
+from gelu_numba.targets.cpu.templates import loop_source
 from gelu_numba.targets.stamp import STAMP
 
 #: NumPy's inner-loop signature
@@ -103,19 +104,16 @@ def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordi
     ``ordinary``: the kernel's ordinary form, ``interleave``: the element
     loop's compilation (:func:`serial_loop`)."""
     ty = NUMBA_TYPES[char]
-    serial = serial_loop(kernel, nin, "never", ordinary=ordinary, name=f"{qualname}_serial",
-                         interleave=interleave)
-    return bound(_LOOP, qualname, ty=ty, size=ty.bitwidth // 8, block=BUFFER[char],
-                 buffer=scratch(BUFFER[char] * (nin + 1)), serial=serial,
-                 blocks=serial if blocks is None else blocks,
-                 threshold=_NEVER if blocks is None else threshold,
-                 operands=tuple(range(nin + 1)))
-
-
-# the ufunc loop, closed over the source stamp (Numba's cache key); a loop
-# without a parallel runner never reaches a run this long
-_LOOP = ufunc_loop.stamped(STAMP)
-_NEVER = np.iinfo(np.int64).max
+    scope = {"__name__": __name__, "ty": ty, "size": ty.bitwidth // 8,
+             "carray": carray, "element": element, "blocks": blocks,
+             "threshold": threshold, "apart": apart, "block": BUFFER[char],
+             "buffer": scratch(BUFFER[char]),
+             "serial": serial_loop(kernel, nin, "never", ordinary=ordinary,
+                                   name=f"{qualname}_serial", interleave=interleave)}
+    source = loop_source(qualname, nin, blocks is not None)
+    # (this file's name: Numba's cache keys the loop by its defining file)
+    exec(compile(source, __file__, "exec"), scope)
+    return scope["make"](STAMP)
 
 
 def float_loop(fn, char, cache=True):
