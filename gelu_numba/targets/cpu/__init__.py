@@ -35,16 +35,17 @@ from gelu_numba.targets.cpu.intrinsics import (
 )
 from gelu_numba.targets.cpu.loops import (
     BUFFER, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, bits_loop, compile_loop, element_loop,
-    element_loop_llvm, element_signature, float_loop, loop_function, loop_llvm, ordinary_form, serial_loop,
+    element_loop_llvm, element_signature, float_loop, loop_function, loop_llvm, ordinary_form,
+    serial_loop,
 )
 from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop, ufunc
 
 __all__ = [
     "BUFFER", "INTERLEAVE", "LOOP_SIGNATURE", "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY",
     "Registry", "Ufunc", "address", "apart", "bits_loop", "compile_loop", "element",
-    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop", "interleaved", "loop",
-    "loop_function", "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors",
-    "scratch", "serial_loop", "ufunc",
+    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop",
+    "interleaved", "loop", "loop_function", "loop_llvm", "never_inlined", "ordinary_form",
+    "prefer_wide_vectors", "scratch", "serial_loop", "ufunc",
 ]
 
 

@@ -16,7 +16,6 @@ which read what they call by free names, bound for one kernel by
 ``ordinary``, ``in_range``, ``block`` (:func:`split`)
     the kernel's ordinary form, the form's range test, and the elements a
     block.
-
 """
 
 import numpy as np

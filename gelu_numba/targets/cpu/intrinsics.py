@@ -4,7 +4,8 @@ NumPy hands an inner loop raw pointers and byte steps; these turn them into
 typed pointers (:func:`element`), addresses (:func:`address`, :func:`apart`)
 and uninitialised stack blocks (:func:`scratch`), and mark the function
 being compiled for LLVM (:func:`prefer_wide_vectors`,
-:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba API only (``@intrinsic``).
+:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba API
+only (``@intrinsic``).
 """
 
 import functools
