@@ -305,8 +305,8 @@ def main(argv=None):
                 continue
             loop = serial_loop(inline(kernel), 1, "never", wide=label != NARROW)
             with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
-                loop(x, out)
-            loops[label] = (lambda f: (lambda: f(x, out)))(loop)
+                loop((x, out))
+            loops[label] = (lambda f: (lambda: f((x, out))))(loop)
             sig = cpu.element_signature((ty, ty))
             mixes[label] = vector_loop_mix(loop, sig) + (
                 vector_bits(loop, sig), _per_iteration(loop, sig, label))

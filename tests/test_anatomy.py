@@ -20,7 +20,7 @@ def _compiled(dtype, label):
     loop.compile(sig)
     x = np.linspace(-3, 3, 64).astype(dtype)
     out = np.empty_like(x)
-    loop(x, out)
+    loop((x, out))
     return loop, sig
 
 

@@ -71,11 +71,20 @@ def _within_bound(values, x, exact):
     return max(mp.ulp_error(float(v), e, np.float32) for v, e in zip(values, exact)) < 0.51
 
 
+# the cached functions a float32 gelu runs (gelu_numba.targets.cpu.loops,
+# gelu_numba.targets.parallel): its element loop, the serial and parallel
+# ufunc loops of one input, and the parallel loop's block runner
+_GELU_FLOAT32 = ("gelu_float32", "ufunc_loop_2_float32", "ufunc_loop_2_float32_parallel",
+                 "blocks_2_float32")
+
+
 def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
     # random bytes in the index, then in the data file, of gelu's float32
-    # loop and of the parallel loop's block runner: the next process
-    # computes the right values, warns once naming the entry, and rewrites
-    # it, so that the process after it loads it again without a word
+    # element loop, of the serial and parallel ufunc loops that call it and
+    # of the parallel loop's block runner: the next process computes the
+    # right values, warns once a compilation naming the entries, and
+    # rewrites them, so that the process after it loads them again without
+    # a word
     import json
     import os
     cache = tmp_path / "cache"
@@ -98,18 +107,21 @@ def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
     rng = np.random.default_rng(0)
     for suffix in (".nbi", ".nbc"):
         damaged = sorted(p for p in cache.rglob(f"*{suffix}") if any(
-            f"gelu_float32{part}-" in p.name for part in ("", "_parallel", "_blocks")))
-        assert len(damaged) == 3, damaged
+            f".{name}-" in p.name for name in _GELU_FLOAT32))
+        assert len(damaged) == 4, damaged
         for path in damaged:
             path.write_bytes(rng.integers(0, 256, path.stat().st_size or 64,
                                           dtype=np.uint8).tobytes())
         report = run()
         assert report["hits"] == [0, 0]
-        # one warning a loop, naming every entry it wrote anew
-        serial, par = sorted(report["warnings"], key=lambda m: "_parallel" in m)
-        assert "could not be read" in serial and "gelu_float32-" in serial
-        assert "gelu_float32_parallel-" in par and "gelu_float32_blocks-" in par
-        assert all(".nbi" in m for m in (serial, par))
+        # one warning a compiled function, naming every entry it wrote anew
+        warned = sorted(report["warnings"])
+        assert len(warned) == 3, warned
+        assert all("could not be read" in m and ".nbi" in m for m in warned)
+        element, serial, par = (next(m for m in warned if f"of {name} " in m)
+                                for name in _GELU_FLOAT32[:3])
+        assert ".gelu_float32-" in element and ".ufunc_loop_2_float32-" in serial
+        assert ".ufunc_loop_2_float32_parallel-" in par and ".blocks_2_float32-" in par
         report = run()                       # written anew: loaded, silently
         assert report == {"hits": [1, 1], "warnings": []}, report
 

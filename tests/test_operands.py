@@ -3,11 +3,12 @@ of a plain loop to one kernel (gelu_numba.targets.bound)."""
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, types
 from numba.core.errors import TypingError
 
 from gelu_numba.targets.bound import bound
-from gelu_numba.targets.operands import MOST, at, window
+from gelu_numba.targets.cpu.intrinsics import scratch
+from gelu_numba.targets.operands import MOST, at, views
 
 pytestmark = pytest.mark.unit
 
@@ -17,26 +18,45 @@ def _at(ops, i):
     return at(ops, i)
 
 
-@njit
-def _window(ops, start, stop):
-    return window(ops, start, stop)
-
-
 @pytest.mark.parametrize("count", range(1, MOST + 1))
-def test_tuples_hold_each_operands_element_and_slice(count):
+def test_tuples_hold_each_operands_element(count):
     ops = tuple(np.arange(10.0) + 100 * k for k in range(count))
     assert _at(ops, 3) == tuple(100.0 * k + 3 for k in range(count))
     assert at(ops, 3) == _at(ops, 3)
-    for got in (_window(ops, 2, 5), window(ops, 2, 5)):
-        assert len(got) == count
-        for k, part in enumerate(got):
-            assert part.tolist() == [100.0 * k + j for j in (2, 3, 4)]
 
 
 def test_more_operands_than_a_loop_has_are_refused_by_name():
     ops = tuple(np.zeros(3) for _ in range(MOST + 1))
     with pytest.raises(TypingError, match=f"at: a tuple of 1 to {MOST} arrays"):
         _at(ops, 0)
+
+
+_HERE, _INTP, _F64 = scratch(MOST), types.intp, types.float64
+
+
+def _total(a0, a1, a2, a3, n):
+    # the addresses in a stack block, as the ufunc loop hands them to an
+    # element loop; views of n float64 each, summed operand by operand
+    here = _HERE(_INTP)
+    here[0], here[1], here[2], here[3] = a0, a1, a2, a3
+    return [v.sum() for v in views(here, n, _F64, count)]  # noqa: F821 (bound)
+
+
+def _views_of(count):
+    return njit(bound(_total, f"total_{count}", count=count))
+
+
+@pytest.mark.parametrize("count", range(1, MOST + 1))
+def test_views_are_the_operands_at_their_addresses(count):
+    ops = [np.arange(6.0) * (k + 1) for k in range(MOST)]
+    sums = _views_of(count)(*(a.ctypes.data for a in ops), 4)
+    # 0 + 1 + 2 + 3 = 6 times each operand's factor, the first count only
+    assert sums == [6.0 * (k + 1) for k in range(count)]
+
+
+def test_views_take_a_constant_count_of_at_most_four():
+    with pytest.raises(TypingError, match=f"a constant count of 1 to {MOST} operands"):
+        _views_of(MOST + 1)(0, 0, 0, 0, 1)
 
 
 def _scaled(x):

@@ -229,14 +229,14 @@ def cgutils_alloca(builder, words):
 
 
 @intrinsic
-def call_loop(typingctx, loop, a0, a1, a2, a3, n, nops, itemsize, scalars):
-    """NumPy inner loop ``loop(args, dims, steps, NULL)`` on ``nops``
+def call_loop(typingctx, loop, data, a0, a1, a2, a3, n, nops, itemsize, scalars):
+    """NumPy inner loop ``loop(args, dims, steps, data)`` on ``nops``
     operands of ``itemsize`` bytes, ``n`` elements (``a0`` ... ``a3``: the
     operands' addresses, the unused ones 0), contiguous but for those of
     bit mask ``scalars`` (bit k: operand k is one element, read with step
     0, NumPy's broadcast)."""
     def codegen(context, builder, signature, args):
-        loop_, *operands, n_, nops_, itemsize_, scalars_ = args
+        loop_, data_, *operands, n_, nops_, itemsize_, scalars_ = args
         i64, i8p = ir.IntType(64), ir.IntType(8).as_pointer()
         pointers = cgutils_alloca(builder, 4)
         steps = cgutils_alloca(builder, 4)
@@ -252,8 +252,8 @@ def call_loop(typingctx, loop, a0, a1, a2, a3, n, nops, itemsize, scalars):
                                                i64.as_pointer(), i8p])
         fn = builder.inttoptr(loop_, fnty.as_pointer())
         builder.call(fn, [builder.bitcast(pointers, i8p.as_pointer()), dims, steps,
-                          ir.Constant(i8p, None)])
-    sig = types.void(*([types.int64] * 9))
+                          builder.inttoptr(data_, i8p)])
+    sig = types.void(*([types.int64] * 10))
     return sig, codegen
 
 

@@ -2,7 +2,7 @@
 GELUs (:mod:`gelu_numba.production`) and :func:`gelu_numba.half.gelu_half32`:
 a float32 scalar kernel in, a NumPy ufunc with a single float32 loop out.
 
-The loop is the CPU target's own (:func:`gelu_numba.targets.cpu.loop_function`:
+The loop is the CPU target's own (:func:`gelu_numba.targets.cpu.kernel_loop`:
 the vectorised element loop, on buffered blocks for other strides, cached
 on disk under the source stamp), so an emulation is timed on the same footing
 as the package's ufuncs.  There is no float64 loop: the emulated code is
@@ -48,8 +48,7 @@ def raw(name, kernel, nin):
             def build():
                 # kernels call one another, so they arrive compiled (primitives.inline)
                 k = kernel if isinstance(kernel, Dispatcher) else inline(kernel)
-                py = cpu.loop_function(k, "f", nin, f"emulated_{name}")
-                return cpu.compile_loop(py, cache=True)
+                return cpu.kernel_loop(k, "f", nin, f"emulated_{name}", cache=True)
 
             u = numpy_api.LazyLoops(name, nin, [(np.float32, build)]).ufunc
             # pickles as gelu_numba._emulated_raw.<name>: the public layer,

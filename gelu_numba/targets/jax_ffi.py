@@ -13,7 +13,8 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
    is wrong, never reading past what it checked;
 3. finds the function's row in :data:`TABLE` by the 64-bit FNV-1a hash of
    the name, and in it the address of the loop for the dtype (float32,
-   float64, float16, or bfloat16 on its bits);
+   float64, float16, or bfloat16 on its bits) and the data the loop takes
+   (its element loop's address: :class:`gelu_numba.targets.cpu.loops.Loop`);
 4. asks Linux for 2 MiB pages on an output of 4 MiB or more (XLA maps a
    fresh buffer for each call, and each 4 KiB page would fault on the
    loop's first write);
@@ -70,8 +71,9 @@ FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
 # the loops of a row, in the handler's slot order (float32, float64,
 # float16, bfloat16; b: on its bits, the uint16 loops of targets.half_loops)
 _CHARS = "fdeb"
-# a row: name hash, nin, then the four loop addresses
-_ROW = 2 + len(_CHARS)
+# a row: name hash, nin, the four loop addresses, then their four data
+_SLOTS = len(_CHARS)
+_ROW = 2 + 2 * _SLOTS
 
 
 def fnv1a(name):
@@ -82,8 +84,8 @@ def fnv1a(name):
     return h - (1 << 64) if h >= 1 << 63 else h
 
 
-#: name hash, nin and the loop addresses (0: not compiled yet) of each
-#: function; the handler reads it, :func:`loop_address` writes it
+#: name hash, nin, the loop addresses (0: not compiled yet) and their data
+#: of each function; the handler reads it, :func:`loop_address` writes it
 TABLE = np.zeros((len(FUNCTIONS), _ROW), dtype=np.int64)
 for _row, _name in enumerate(FUNCTIONS):
     TABLE[_row, :2] = fnv1a(_name), catalog.lookup(_name).nin
@@ -120,11 +122,15 @@ def _compile(name, char):
 
 def loop_address(name, char):
     """The address of ``name``'s ``char`` loop, compiled (or loaded from
-    Numba's cache) and written into :data:`TABLE` now if it was not."""
+    Numba's cache) and written into :data:`TABLE` with its data now if it
+    was not."""
     row, slot = FUNCTIONS.index(name), 2 + _CHARS.index(char)
     with _LOCK:
         if TABLE[row, slot] == 0:
-            TABLE[row, slot] = _compile(name, char).address
+            loop = _compile(name, char)
+            # (the data first: a handler that reads the address reads both)
+            TABLE[row, slot + _SLOTS] = loop.data
+            TABLE[row, slot] = loop.address
         return int(TABLE[row, slot])
 
 
@@ -160,13 +166,13 @@ def _count(buffer):
 
 
 @njit(inline="always")
-def _run(loop, a0, a1, a2, out, n, nin, itemsize, scalars):
+def _run(loop, data, a0, a1, a2, out, n, nin, itemsize, scalars):
     if nin == 1:
-        call_loop(loop, a0, out, 0, 0, n, 2, itemsize, scalars)
+        call_loop(loop, data, a0, out, 0, 0, n, 2, itemsize, scalars)
     elif nin == 2:
-        call_loop(loop, a0, a1, out, 0, n, 3, itemsize, scalars)
+        call_loop(loop, data, a0, a1, out, 0, n, 3, itemsize, scalars)
     else:
-        call_loop(loop, a0, a1, a2, out, n, 4, itemsize, scalars)
+        call_loop(loop, data, a0, a1, a2, out, n, 4, itemsize, scalars)
 
 
 @njit(inline="always")
@@ -181,11 +187,11 @@ def _at(address, offset, k, scalars):
 # live on the handler's stack): the loop, the operands and the output, n,
 # nin, itemsize, the number of chunks and their length, the next chunk to
 # claim, the chunks done, the references left (the handler's and each
-# task's; the last frees it), libc's free and the one-element operands'
-# bit mask.
+# task's; the last frees it), libc's free, the one-element operands' bit
+# mask and the loop's data.
 _LOOP, _A0, _A1, _A2, _OUT, _N, _NIN, _ITEM = 0, 8, 16, 24, 32, 40, 48, 56
-_CHUNKS, _CHUNK, _NEXT, _DONE, _REFS, _FREE, _SCALARS = 64, 72, 80, 88, 96, 104, 112
-_SHARED_BYTES = 120
+_CHUNKS, _CHUNK, _NEXT, _DONE, _REFS, _FREE, _SCALARS, _DATA = 64, 72, 80, 88, 96, 104, 112, 120
+_SHARED_BYTES = 128
 
 
 @njit(inline="always")
@@ -207,7 +213,8 @@ def _work(shared):
         a1 = load(shared + _A1, types.int64)
         a2 = load(shared + _A2, types.int64)
         a0 = load(shared + _A0, types.int64)
-        _run(load(shared + _LOOP, types.int64), _at(a0, offset, 0, scalars),
+        _run(load(shared + _LOOP, types.int64), load(shared + _DATA, types.int64),
+             _at(a0, offset, 0, scalars),
              _at(a1, offset, 1, scalars) if nin > 1 else 0,
              _at(a2, offset, 2, scalars) if nin > 2 else 0,
              load(shared + _OUT, types.int64) + offset, min(length, n - start), nin, itemsize,
@@ -362,6 +369,7 @@ def _handler_source(stamp):
             if loop == 0:
                 return create_error(api, invalid, text(
                     "gelu_numba: no loop of the function for the dtype, or it failed to compile"))
+        inner = load(base + 16 + 8 * (slot + _SLOTS), types.int64)
         if madvise != 0 and n * itemsize >= HUGE_OUTPUT:
             # 2 MiB pages for the part of a large output that spans whole
             # ones: a few faults instead of one per 4 KiB page as the loop
@@ -380,13 +388,14 @@ def _handler_source(stamp):
             if n > 0:
                 saved = ffi.mxcsr()
                 ffi.set_mxcsr(saved & ~ffi.FLUSH_BITS)
-                _run(loop, a0, a1, a2, out, n, nin, itemsize, scalars)
+                _run(loop, inner, a0, a1, a2, out, n, nin, itemsize, scalars)
                 ffi.set_mxcsr(saved)
             return 0
         # split across XLA's intra-op pool: chunks - 1 tasks and this
         # thread claim chunks until none is left, so that a busy pool only
         # leaves more of them to this thread
         store(shared + _LOOP, np.int64(loop))
+        store(shared + _DATA, np.int64(inner))
         store(shared + _A0, np.int64(a0))
         store(shared + _A1, np.int64(a1))
         store(shared + _A2, np.int64(a2))

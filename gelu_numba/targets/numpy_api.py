@@ -15,9 +15,9 @@ casting, broadcasting, ``out=``, ``where=``, ``casting=``, ``dtype=``,
 Loops compiled on first use
     :class:`LazyLoops` registers, in place of each machine-code loop, a
     stub (a :mod:`ctypes` callback) that compiles the loop on the ufunc's
-    first call for that dtype, writes its address into the ufunc's loop
-    table (NumPy reads the table at each call: later calls go straight to
-    the compiled loop) and runs it.  A ``gelu(x)`` on float32 compiles the
+    first call for that dtype, writes its address and its data into the
+    ufunc's tables (NumPy reads them at each call: later calls go straight
+    to the compiled loop) and runs it.  A ``gelu(x)`` on float32 compiles the
     float32 loop alone.  A loop that fails to compile cannot raise through
     NumPy's C loop: its outputs are NaN, a ``RuntimeWarning`` says why, and
     :func:`raise_failure` (which the package's ufuncs call after each call)
@@ -67,7 +67,8 @@ FAILED = []
 
 class LazyLoops:
     """The loops of one ufunc, ``(dtype, build)`` pairs in registration
-    order, each ``build()`` (returning a compiled loop with an ``address``)
+    order, each ``build()`` (returning a compiled loop: its ``address``,
+    and the ``data`` NumPy passes it)
     called once, on the first call of the ufunc for that dtype or on
     :meth:`compile`, in the default floating-point environment
     (:mod:`gelu_numba.targets.fp_env`: the caller's flush-to-zero or
@@ -81,7 +82,7 @@ class LazyLoops:
         self.compiled = [None] * len(loops)
         self._lock = threading.RLock()
         self._stubs = [_LOOP(self._stub(i)) for i in range(len(loops))]
-        self.ufunc, self._functions = _from_loops(
+        self.ufunc, self._functions, self._data = _from_loops(
             name, nin, self.dtypes, [ctypes.cast(s, ctypes.c_void_p).value for s in self._stubs])
         _KEEPALIVE.append(self)  # its stubs and loops, for as long as the ufunc
 
@@ -91,6 +92,7 @@ class LazyLoops:
             if self.compiled[i] is None:
                 with fp_env.default_environment():
                     loop = self._build[i]()
+                self._data[i] = loop.data
                 self._functions[i] = loop.address
                 self.compiled[i] = loop
             return self.compiled[i]
@@ -102,7 +104,7 @@ class LazyLoops:
             except BaseException as error:  # noqa: BLE001 (nothing may leave a C loop)
                 self._fail(i, error, args, dims, steps)
                 return
-            _LOOP(loop.address)(args, dims, steps, data)
+            _LOOP(loop.address)(args, dims, steps, loop.data)
         return stub
 
     def _fail(self, i, error, args, dims, steps):
@@ -139,4 +141,4 @@ def _from_loops(name, nin, dtypes, addresses):
                                 ctypes.addressof(types), n, nin, 1, _PYUFUNC_NONE,
                                 cname, None, 0)
     _KEEPALIVE.append((functions, data, types, cname))
-    return ufunc, functions
+    return ufunc, functions, data

@@ -1,12 +1,14 @@
 """Tuples of a loop's operands: the loops are written once for any number of
-operands (``*ops``) and pass their elements and slices on as tuples.
+operands (a tuple ``ops``) and pass their elements on as tuples
+(:func:`at`); an element loop's C entry point makes its operands from
+their addresses (:func:`views`).
 
 Numba builds no tuple in a loop, so each helper has one body per length,
-one to four (three inputs and the output).  The Python forms run where the
-loops run uncompiled.
+one to four (three inputs and the output).  The Python form of :func:`at`
+runs where the loops run uncompiled.
 """
 
-from numba import types
+from numba import carray, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
@@ -19,22 +21,18 @@ def at(ops, i):
     return tuple(a[i] for a in ops)
 
 
-def window(ops, start, stop):
-    """``(ops[0][start:stop], ops[1][start:stop], ...)``."""
-    return tuple(a[start:stop] for a in ops)
+def views(addresses, n, ty, count):
+    """``(carray(addresses[0], n), ...)``: the ``count`` operands of an
+    element loop's C entry point, at the integer addresses
+    ``addresses[0]``, ..., as arrays of ``n`` elements of ``ty`` (compiled
+    code only; ``count`` a constant)."""
+    raise NotImplementedError("views: compiled code only")
 
 
 _AT = (lambda ops, i: (ops[0][i],),
        lambda ops, i: (ops[0][i], ops[1][i]),
        lambda ops, i: (ops[0][i], ops[1][i], ops[2][i]),
        lambda ops, i: (ops[0][i], ops[1][i], ops[2][i], ops[3][i]))
-
-_WINDOW = (lambda ops, start, stop: (ops[0][start:stop],),
-           lambda ops, start, stop: (ops[0][start:stop], ops[1][start:stop]),
-           lambda ops, start, stop: (ops[0][start:stop], ops[1][start:stop],
-                                     ops[2][start:stop]),
-           lambda ops, start, stop: (ops[0][start:stop], ops[1][start:stop],
-                                     ops[2][start:stop], ops[3][start:stop]))
 
 
 def _chosen(name, ops, bodies):
@@ -48,6 +46,21 @@ def _at(ops, i):
     return _chosen("at", ops, _AT)
 
 
-@overload(window, inline="always")
-def _window(ops, start, stop):
-    return _chosen("window", ops, _WINDOW)
+@overload(views, inline="always")
+def _views(addresses, n, ty, count):
+    if not isinstance(count, types.IntegerLiteral) or not 1 <= count.literal_value <= MOST:
+        raise TypingError(f"views: a constant count of 1 to {MOST} operands, not {count}")
+    # (imported here: the CPU target's package imports this module)
+    from gelu_numba.targets.cpu.intrinsics import pointer as at_address
+    return (
+        lambda addresses, n, ty, count: (carray(at_address(addresses[0], ty), n),),
+        lambda addresses, n, ty, count: (carray(at_address(addresses[0], ty), n),
+                                         carray(at_address(addresses[1], ty), n)),
+        lambda addresses, n, ty, count: (carray(at_address(addresses[0], ty), n),
+                                         carray(at_address(addresses[1], ty), n),
+                                         carray(at_address(addresses[2], ty), n)),
+        lambda addresses, n, ty, count: (carray(at_address(addresses[0], ty), n),
+                                         carray(at_address(addresses[1], ty), n),
+                                         carray(at_address(addresses[2], ty), n),
+                                         carray(at_address(addresses[3], ty), n)),
+    )[count.literal_value - 1]

@@ -1,12 +1,15 @@
 """Parallel target: the CPU loop, with long unit-stride runs split among threads.
 
-The loop is the CPU target's (:mod:`gelu_numba.targets.cpu`, the same
-inlined kernel, so results are bit-identical), except that a unit-stride run
-of at least :data:`THRESHOLD` elements goes to an ``@njit(parallel=True)``
-function: a ``prange`` over blocks of :data:`BLOCK` elements, each block
-the vectorised serial loop.  Shorter runs, and strided or broadcast
-operands (the serial loop's buffered blocks), stay on the calling thread:
-never slower than the serial ufunc there.
+The loop is the CPU target's (:mod:`gelu_numba.targets.cpu`: its ufunc
+loop, run on the serial ufunc's own compiled element loop, so results are
+bit-identical), except that a unit-stride run of at least
+:data:`THRESHOLD` elements goes to an ``@njit(parallel=True)`` function:
+a ``prange`` over blocks of :data:`BLOCK` elements, each block the
+element loop.  Shorter runs, and strided or broadcast operands (the
+buffered blocks), stay on the calling thread: never slower than the
+serial ufunc there.  Nothing here compiles a kernel: the runner and the
+ufunc loop are compiled once per element type and arity, for every
+function.
 
 Threads: Numba's threading layer, whichever Numba selects (``tbb``, then
 ``omp``, then ``workqueue``, or ``NUMBA_THREADING_LAYER``); importing this
@@ -21,6 +24,7 @@ the serial ufunc.  On other architectures only the calling thread's blocks
 report flags.
 """
 
+import functools
 import platform
 
 import numpy as np
@@ -29,11 +33,10 @@ from numba import get_num_threads, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from gelu_numba import catalog
-from gelu_numba.kernels.primitives import inline
-from gelu_numba.targets import cpu, dtypes
+from gelu_numba.targets import cpu
 from gelu_numba.targets.bound import bound
-from gelu_numba.targets.operands import window
+from gelu_numba.targets.cpu.intrinsics import call
+from gelu_numba.targets.operands import MOST
 from gelu_numba.targets.stamp import STAMP
 
 #: elements per block of the parallel loop, by loop dtype (about 0.025 ms
@@ -73,19 +76,23 @@ def _write_mxcsr(typingctx, value):
     return types.void(types.uint32), codegen
 
 
+#: a block's operand addresses, on the stack
+_ADDRESSES, _INTP = cpu.scratch(MOST), types.intp
 _MASK = np.uint32(_STATUS_BITS)
 _KEEP = np.uint32(~_STATUS_BITS & 0xFFFFFFFF)
 
-# (the names the block runner binds for one loop: set by _blocks)
-serial = block = None
+# (the names the block runner binds for one element type and arity: set
+# by _ufunc_loop)
+block = size = count = blocks = threshold = None
 
 
 def _runner(stamp):
-    def blocks(*ops):
-        """``serial`` on each ``block`` of elements, the blocks among the
-        threads; the blocks' floating-point flags raised on the caller."""
+    def blocks(function, addresses, n):
+        """The element loop at ``function`` on each ``block`` of the ``n``
+        elements of the ``count`` operands at ``addresses``, the blocks
+        among the threads; the blocks' floating-point flags raised on the
+        caller."""
         stamp  # noqa: B018 (the cache key, gelu_numba.targets.stamp)
-        n = ops[-1].size
         nblocks = (n + block - 1) // block
         status = np.zeros(nblocks, np.uint32)
         # (the calling thread's earlier flags, which its blocks clear)
@@ -94,7 +101,10 @@ def _runner(stamp):
             if _X86:
                 _write_mxcsr(_read_mxcsr() & _KEEP)
             start = b * block
-            serial(*window(ops, start, min(n, start + block)))
+            here = _ADDRESSES(_INTP)
+            for k in range(count):
+                here[k] = addresses[k] + start * size
+            call(function, min(n, start + block) - start, here)
             if _X86:
                 status[b] = _read_mxcsr() & _MASK
         if _X86:
@@ -104,35 +114,42 @@ def _runner(stamp):
     return blocks
 
 
+def _whole(function, n, here):
+    # (the ufunc loop's unit-stride run: its addresses, the unused ones 0)
+    if n >= threshold:
+        blocks(function, (here[0], here[1] if count > 1 else 0,
+                          here[2] if count > 2 else 0, here[3] if count > 3 else 0), n)
+    else:
+        call(function, n, here)
+
+
 _BLOCKS = _runner(STAMP)
 
 
-def _blocks(fn, char, cache):
-    """The ``@njit(parallel=True)`` block runner of ``fn``'s ``char`` loop."""
-    stem = f"{fn.name}_{dtypes.LOOP_DTYPES[char]}"
-    # each block is the serial loop as a function of its own: LLVM vectorises
-    # it as in the serial ufunc (inlined into the parfor body, the float32
-    # loop ran at half that speed)
-    runner = bound(_BLOCKS, f"{stem}_blocks", block=BLOCK[char],
-                   serial=cpu.element_loop(fn, char, f"{stem}_block"))
-    return njit(parallel=True, cache=cache, error_model="numpy")(runner)
+@functools.cache
+def _ufunc_loop(char, count):
+    """The parallel ufunc loop of ``count`` operands of dtype ``char``: the
+    CPU target's, its long unit-stride runs given to the block runner."""
+    ty = cpu.NUMBA_TYPES[char]
+    runner = njit(parallel=True, cache=True, error_model="numpy")(bound(
+        _BLOCKS, f"blocks_{count}_{ty}", block=BLOCK[char], size=ty.bitwidth // 8,
+        count=count))
+    whole = njit(inline="always", error_model="numpy")(bound(
+        _whole, f"whole_{count}_{ty}", threshold=THRESHOLD[char], blocks=runner,
+        count=count))
+    return cpu.ufunc_loop(char, count, whole, "_parallel", (runner,))
 
 
-def loop(fn, char, cache=True):
-    """The ``@cfunc`` loop of ``fn`` for dtype ``char``, parallel for long
-    unit-stride runs, cached on disk (a record of the catalog's own:
-    :func:`~gelu_numba.catalog.listed`)."""
-    cache = cache and catalog.listed(fn)
+def loop(fn, char):
+    """The :class:`~gelu_numba.targets.cpu.loops.Loop` of ``fn`` for dtype
+    ``char``, parallel for long unit-stride runs: the serial ufunc's
+    element loop (compiled, or loaded from the cache, by the serial
+    registry) under the parallel ufunc loop."""
     # the parallel code links against the threading layer's scheduler,
     # which exists once Numba has launched its threads (a loop loaded from
     # the cache does not launch them: "Symbol not found: allocate_sched")
     get_num_threads()
-    blocks = _blocks(fn, char, cache)
-    py = cpu.loop_function(inline(fn.kernel(char)), char, fn.nin,
-                           f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_parallel",
-                           blocks=blocks, threshold=THRESHOLD[char],
-                           ordinary=cpu.ordinary_form(fn, char), interleave=True)
-    return cpu.compile_loop(py, cache, also=[blocks] if cache else [])
+    return cpu.Loop(_ufunc_loop(char, fn.nin + 1), cpu.REGISTRY.compile(fn, char).inner)
 
 
 REGISTRY = cpu.Registry(__name__, loop)

@@ -9,13 +9,15 @@ One job a module:
 ``elements``
     The element loops (serial, split into ordinary blocks), plain
     functions of any number of operands.
-``templates``
-    The source template of the ufunc loop, assembled for one arity.
+``ufunc_loop``
+    The ufunc loop around any element loop, for every layout, a plain
+    function.
 ``interleave``
     LLVM's vector interleave count for the element loops' compilation.
 ``loops``
-    The loops (``@cfunc``): the element loops, the ufunc loop around them
-    for every layout, compiled and cached on disk.
+    The loops (``@cfunc``): each function's element loop, and the ufunc
+    loop of each element type and arity that calls it, compiled and cached
+    on disk.
 ``njit``
     ``@njit`` callers: the ``@overload`` of each public ufunc.
 ``registry``
@@ -34,18 +36,19 @@ from gelu_numba.targets.cpu.intrinsics import (
     address, apart, element, never_inlined, prefer_wide_vectors, scratch,
 )
 from gelu_numba.targets.cpu.loops import (
-    BUFFER, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, bits_loop, compile_loop, element_loop,
-    element_loop_llvm, element_signature, float_loop, loop_function, loop_llvm, ordinary_form,
-    serial_loop,
+    BUFFER, ENTRY_SIGNATURE, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, Loop, bits_loop,
+    compile_loop, element_entry, element_loop, element_loop_llvm, element_signature, float_loop,
+    kernel_loop, loop_llvm, ordinary_form, serial_loop, ufunc_loop,
 )
 from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop, ufunc
 
 __all__ = [
-    "BUFFER", "INTERLEAVE", "LOOP_SIGNATURE", "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY",
-    "Registry", "Ufunc", "address", "apart", "bits_loop", "compile_loop", "element",
-    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop",
-    "interleaved", "loop", "loop_function", "loop_llvm", "never_inlined", "ordinary_form",
-    "prefer_wide_vectors", "scratch", "serial_loop", "ufunc",
+    "BUFFER", "ENTRY_SIGNATURE", "INTERLEAVE", "LOOP_SIGNATURE", "Loop", "NUMBA_TYPES",
+    "ORDINARY_BLOCK", "REGISTRY", "Registry", "Ufunc", "address", "apart", "bits_loop",
+    "compile_loop", "element", "element_entry", "element_loop", "element_loop_llvm",
+    "element_signature", "float_loop", "half_loop", "interleaved", "kernel_loop", "loop",
+    "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors", "scratch",
+    "serial_loop", "ufunc", "ufunc_loop",
 ]
 
 

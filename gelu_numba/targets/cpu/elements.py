@@ -2,8 +2,11 @@
 one length, the loop the ufunc loop runs on each run or buffered block,
 each block of the parallel loop, and ``@njit`` callers on contiguous arrays.
 
-Plain functions of any number of operands (``*ops``, the output last),
-which read what they call by free names, bound for one kernel by
+Plain functions of one tuple of any number of operands (``ops``, the
+output last; a tuple, not ``*ops``: Numba inlines no function of ``*args``
+into its caller, and the element loops are inlined into their C entry
+point, :func:`entries`), which read what they call by free names, bound
+for one kernel by
 :func:`gelu_numba.targets.bound.bound`
 (:func:`gelu_numba.targets.cpu.loops.serial_loop` binds them):
 
@@ -15,15 +18,17 @@ which read what they call by free names, bound for one kernel by
     width, no inlining into the caller);
 ``ordinary``, ``in_range``, ``block`` (:func:`split`)
     the kernel's ordinary form, the form's range test, and the elements a
-    block.
+    block;
+``loop``, ``ty``, ``count`` (:func:`entries`)
+    the element loop, the operands' element type and their number.
 """
 
 import numpy as np
 
-from gelu_numba.targets.operands import at
+from gelu_numba.targets.operands import at, views
 
 # (the names each function binds: set for one kernel by bound())
-kernel = opening = ordinary = in_range = block = None
+kernel = opening = ordinary = in_range = block = loop = ty = count = None
 
 
 # The index is unsigned: for a signed one Numba emits the wraparound
@@ -32,7 +37,7 @@ kernel = opening = ordinary = in_range = block = None
 # ndtr and gelu_grad loops compiled as functions of their own
 # (inline="never", as benchmarks.anatomy times kernels): 63 instead of 8.4
 # ns per element on an Intel VM.
-def serial(*ops):
+def serial(ops):
     """The kernel element by element."""
     opening()
     out = ops[-1]
@@ -40,7 +45,7 @@ def serial(*ops):
         out[i] = kernel(*at(ops[:-1], i))
 
 
-def split(*ops):
+def split(ops):
     """Each ``block`` of elements through the kernel's ordinary form where
     all its elements are in the form's range (a vectorised count, not a
     search that stops early), else through the general kernel: the same
@@ -61,3 +66,17 @@ def split(*ops):
         else:
             for i in range(start, stop):
                 out[i] = kernel(*at(inputs, i))
+
+
+def entries(stamp):
+    """The C entry point of the element loops, closed over the source stamp
+    (the cache key, :mod:`gelu_numba.targets.stamp`)."""
+    def entry(n, addresses):
+        """The element loop ``loop`` (inlined here) as a C function, ``void
+        entry(intp n, intp *addresses)``: ``n`` elements of the ``count``
+        operands at ``addresses[0]``, ... (the output last).  Compiled and
+        cached on its own, it is what every ufunc loop calls, by the
+        address NumPy hands it (:mod:`gelu_numba.targets.cpu.ufunc_loop`)."""
+        stamp  # noqa: B018 (the cache key)
+        loop(views(addresses, n, ty, count))
+    return entry

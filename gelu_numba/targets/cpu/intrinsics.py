@@ -1,11 +1,12 @@
 """Pointer and function-attribute intrinsics of the CPU loops.
 
 NumPy hands an inner loop raw pointers and byte steps; these turn them into
-typed pointers (:func:`element`), addresses (:func:`address`, :func:`apart`)
-and uninitialised stack blocks (:func:`scratch`), and mark the function
-being compiled for LLVM (:func:`prefer_wide_vectors`,
-:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba API
-only (``@intrinsic``).
+typed pointers (:func:`element`, :func:`pointer`), addresses
+(:func:`address`, :func:`apart`) and uninitialised stack blocks
+(:func:`scratch`), call an element loop by its address (:func:`call`), and
+mark the function being compiled for LLVM (:func:`prefer_wide_vectors`,
+:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba
+API only (``@intrinsic``).
 """
 
 import functools
@@ -57,6 +58,33 @@ def prefer_wide_vectors(typingctx):
         return context.get_dummy_value()
 
     return types.none(), codegen
+
+
+@intrinsic
+def pointer(typingctx, location, ty):
+    """A typed pointer to the ``ty`` at integer address ``location``."""
+    sig = types.CPointer(ty.dtype)(location, ty)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+
+    return sig, codegen
+
+
+@intrinsic
+def call(typingctx, function, n, addresses):
+    """Call the element loop at integer address ``function``: its C
+    signature is ``void loop(intp n, intp *addresses)``, ``n`` elements of
+    the operands at ``addresses[0]``, ... (the output last)."""
+    sig = types.void(function, n, addresses)
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        fnty = ir.FunctionType(ir.VoidType(), [intp, intp.as_pointer()])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1], args[2]])
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @intrinsic

@@ -1,45 +1,49 @@
 """The CPU loops: a compiled kernel in, a NumPy inner loop out.
 
-:func:`float_loop` compiles a kernel into a NumPy inner loop with Numba's
-public ``@cfunc`` (``void loop(char **args, npy_intp *dims, npy_intp
-*steps, void *data)``), cached on disk.  The kernel is inlined by LLVM
-(``alwaysinline``: :data:`gelu_numba.kernels.primitives.intrinsics.JIT_OPTIONS`)
-into the element loop (:func:`serial_loop`) over ``carray`` views, which
-LLVM vectorises (packed FMAs on ``ymm``/``zmm``, no call:
-:func:`loop_llvm`, the gelu-numba repository's ``tests/test_api.py``).
-Every layout runs that loop: unit-stride operands as views of their
-memory, other strides gathered into (the output: scattered from)
-contiguous blocks of :data:`BUFFER` elements on the stack, a broadcast
-scalar filled into one block once; the same kernel, so every layout gives
-the contiguous call's bits (``tests/test_layouts.py``).  The element loop
-of a kernel with an ordinary form (the float64 exact functions) runs it on
-each block of elements all in its range (:func:`serial_loop`), and the
-element loops of the catalog's functions (serial, parallel, and those
-``@njit`` callers run) are compiled with
-:data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` independent vectors
-an iteration (:mod:`gelu_numba.targets.cpu.interleave`).  The element
-loops are the plain functions of :mod:`gelu_numba.targets.cpu.elements`,
-bound to one kernel (:func:`gelu_numba.targets.bound.bound`); the ufunc
-loop's source is :mod:`gelu_numba.targets.cpu.templates`'s, assembled for
-the function's arity.
+A loop is two ``@cfunc`` functions, each compiled once and cached on disk
+(:class:`Loop`):
+
+* the element loop's C entry point (:func:`element_entry`), one per
+  function and dtype: the kernel, inlined by LLVM (``alwaysinline``:
+  :data:`gelu_numba.kernels.primitives.intrinsics.JIT_OPTIONS`) into the
+  element loop (:func:`serial_loop`, the plain functions of
+  :mod:`gelu_numba.targets.cpu.elements` bound to one kernel), which LLVM
+  vectorises (packed FMAs on ``ymm``/``zmm``, no call: :func:`loop_llvm`,
+  the gelu-numba repository's ``tests/test_api.py``).  A kernel with an
+  ordinary form (the float64 exact functions) runs it on each block of
+  elements all in its range; the catalog's element loops are compiled
+  with :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` independent
+  vectors an iteration (:mod:`gelu_numba.targets.cpu.interleave`).
+* the ufunc loop (:func:`ufunc_loop`, NumPy's ``void loop(char **args,
+  npy_intp *dims, npy_intp *steps, void *data)``), one per element type
+  and number of operands for every function: it runs every layout through
+  the element loop whose address is its ``data``
+  (:mod:`gelu_numba.targets.cpu.ufunc_loop`).
+
+So a kernel is compiled into one loop, once; the serial and parallel
+ufuncs and the JAX handler call the same element loop.
 """
 
-import numpy as np
-from numba import carray, cfunc, njit, types
+import functools
+
+from numba import cfunc, njit, types
 
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.cpu.interleave import interleaving
+from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved, interleaving
 from gelu_numba.targets.bound import bound
 from gelu_numba.targets.cpu import elements
-from gelu_numba.targets.cpu.intrinsics import apart, attributes, element, scratch
-from gelu_numba.targets.cpu.templates import loop_source
+from gelu_numba.targets.cpu.intrinsics import attributes, call, scratch
+from gelu_numba.targets.operands import MOST
+from gelu_numba.targets.cpu.ufunc_loop import ufunc_loop as _ufunc_loop
 from gelu_numba.targets.stamp import STAMP
 
 #: NumPy's inner-loop signature
 LOOP_SIGNATURE = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
                             types.CPointer(types.intp), types.voidptr)
+#: an element loop's C entry point: ``void entry(intp n, intp *addresses)``
+ENTRY_SIGNATURE = types.void(types.intp, types.CPointer(types.intp))
 
 #: the loops' element types; "e" (float16) loops work on the bit patterns
 NUMBA_TYPES = {"e": types.uint16, "f": types.float32, "d": types.float64}
@@ -60,7 +64,7 @@ ORDINARY_BLOCK = 240
 
 def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
                 interleave=False):
-    """``serial(a0, ..., out)``: ``out[i] = kernel(a0[i], ...)`` over 1-D
+    """``serial((a0, ..., out))``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
     that :func:`~gelu_numba.targets.cpu.intrinsics.prefer_wide_vectors`
@@ -73,18 +77,20 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
     (:data:`ORDINARY_BLOCK`).
 
     ``name``: the function's name, and the stem of those it calls.  A loop
-    cached on disk (:func:`float_loop`, the parallel block runners) must
-    give one of its own: the code of a function called and not inlined is
-    stored in the caller's cache entry under a symbol made of its name and
-    a counter of the compiling process, so two cached loops whose callees
-    share a name can be linked to each other's code when both are loaded.
+    inside a cached one must have one of its own: the code of a function
+    called and not inlined is stored in the caller's cache entry under a
+    symbol made of its name and a counter of the compiling process, so two
+    cached loops whose callees share a name can be linked to each other's
+    code when both are loaded.
 
-    ``interleave`` (with ``inline="never"``): the function compiles itself
+    ``interleave`` (with ``inline="never"``, the ``@njit`` callers' element
+    loops): the function compiles itself
     :func:`~gelu_numba.targets.cpu.interleave.interleaved` (the count of an
     enclosing block, else
     :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE`) whoever calls
-    it, so that its caller, the ufunc loop, compiles its own code (the
-    buffered blocks' copies) without."""
+    it, so that its caller compiles its own code without.  (An element
+    loop inlined into its C entry point is compiled interleaved with it:
+    :func:`element_entry`.)"""
     opening = attributes(wide, inline == "never")
     make = (interleaving if interleave and inline == "never"
             else njit(inline=inline, error_model="numpy"))
@@ -95,56 +101,93 @@ def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
                       in_range=in_range, block=ORDINARY_BLOCK))
 
 
-def loop_function(kernel, char, nin, qualname, blocks=None, threshold=None, ordinary=None,
-                  interleave=False):
-    """The Python function of a loop (uncompiled): ``kernel`` (compiled for
-    this target by the caller) applied to ``nin`` operands of dtype
-    ``char``.  With ``blocks`` (an ``@njit`` function of the unit-stride
-    operands), runs of at least ``threshold`` elements go to it.
-    ``ordinary``: the kernel's ordinary form, ``interleave``: the element
-    loop's compilation (:func:`serial_loop`)."""
+class Loop:
+    """A compiled ufunc loop: :attr:`address`, the ufunc loop NumPy calls
+    (:attr:`outer`, shared by every function of its element type and
+    arity), and :attr:`data`, what NumPy passes it as ``data``: the address
+    of the function's element loop (:attr:`inner`, :func:`element_entry`)."""
+
+    def __init__(self, outer, inner):
+        self.outer, self.inner = outer, inner
+        self.address, self.data = outer.address, inner.address
+
+    @property
+    def cache_hits(self):
+        """Whether both were loaded from Numba's cache rather than compiled
+        (by this object or an earlier one): 0 or 1."""
+        return int(bool(self.outer.cache_hits) and bool(self.inner.cache_hits))
+
+
+_ENTRY = elements.entries(STAMP)
+_LOOP = _ufunc_loop(STAMP)
+
+
+def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=False):
+    """The element loop of compiled ``kernel`` on ``nin`` inputs of dtype
+    ``char`` as a C function (:data:`ENTRY_SIGNATURE`,
+    :func:`~gelu_numba.targets.cpu.elements.entries`), a ``@cfunc`` named
+    ``name``, compiled (cached on disk where ``cache``) on its own: the one
+    place the kernel is compiled into a loop.  ``ordinary``: the kernel's
+    ordinary form (:func:`serial_loop`); ``interleave``: compiled with
+    :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` vectors an
+    iteration."""
+    # the loop inlined into the entry at Numba's IR level: LLVM optimises
+    # the kernel in one module, once (a callee of its own is optimised
+    # alone, then again in its caller's module)
+    loop = serial_loop(kernel, nin, "always", ordinary=ordinary, name=f"{name}_loop")
+    py = bound(_ENTRY, name, loop=loop, ty=NUMBA_TYPES[char], count=nin + 1)
+    with interleaved(INTERLEAVE if interleave else 0):  # (0: LLVM's own count)
+        return compile_loop(py, cache, ENTRY_SIGNATURE)
+
+
+@functools.cache
+def ufunc_loop(char, count, whole=call, stem="", also=()):
+    """The ufunc loop (:func:`gelu_numba.targets.cpu.ufunc_loop.ufunc_loop`)
+    of ``count`` operands of dtype ``char``, compiled once (cached on disk).
+    ``whole(function, n, addresses)`` runs a unit-stride run: the element
+    loop at ``function`` on all of it (:func:`~.intrinsics.call`), or the
+    parallel target's runner, named by ``stem``, which calls the cached
+    dispatchers ``also``."""
     ty = NUMBA_TYPES[char]
-    scope = {"__name__": __name__, "ty": ty, "size": ty.bitwidth // 8,
-             "carray": carray, "element": element, "blocks": blocks,
-             "threshold": threshold, "apart": apart, "block": BUFFER[char],
-             "buffer": scratch(BUFFER[char]),
-             "serial": serial_loop(kernel, nin, "never", ordinary=ordinary,
-                                   name=f"{qualname}_serial", interleave=interleave)}
-    source = loop_source(qualname, nin, blocks is not None)
-    # (this file's name: Numba's cache keys the loop by its defining file)
-    exec(compile(source, __file__, "exec"), scope)
-    return scope["make"](STAMP)
+    py = bound(_LOOP, f"ufunc_loop_{count}_{ty}{stem}", ty=ty, size=ty.bitwidth // 8,
+               count=count, block=BUFFER[char], whole=whole,
+               rows=scratch(MOST * BUFFER[char]))
+    return compile_loop(py, True, also=also)
+
+
+def kernel_loop(kernel, char, nin, name, cache, ordinary=None, interleave=False):
+    """The :class:`Loop` of compiled scalar ``kernel`` on ``nin`` inputs of
+    dtype ``char``, its element loop named ``name``."""
+    return Loop(ufunc_loop(char, nin + 1), element_entry(
+        kernel, char, nin, name, cache, ordinary=ordinary, interleave=interleave))
 
 
 def float_loop(fn, char, cache=True):
-    """The ``@cfunc`` loop of catalog function ``fn`` for dtype ``char``
+    """The :class:`Loop` of catalog function ``fn`` for dtype ``char``
     (``"f"`` or ``"d"``), cached on disk (with the float16 loop:
     :func:`gelu_numba.targets.cpu.registry.loop`)."""
-    py = loop_function(inline(fn.kernel(char)), char, fn.nin,
-                       f"{fn.name}_{dtypes.LOOP_DTYPES[char]}",
+    return kernel_loop(inline(fn.kernel(char)), char, fn.nin,
+                       f"{fn.name}_{dtypes.LOOP_DTYPES[char]}", cache,
                        ordinary=ordinary_form(fn, char), interleave=True)
-    return compile_loop(py, cache)
 
 
 def bits_loop(kernel, nin, qualname):
-    """The ``@cfunc`` loop ``qualname`` of scalar ``kernel`` on 2-byte bit
+    """The :class:`Loop` ``qualname`` of scalar ``kernel`` on 2-byte bit
     patterns (``uint16`` operands: the float16 loops, the bfloat16
-    ufuncs), not cached on disk: the kernel's tables are frozen into the
-    code, and are made afresh in each process anyway."""
-    py = loop_function(inline(kernel), "e", nin, qualname)
-    return cfunc(LOOP_SIGNATURE, cache=False, error_model="numpy")(py)
+    ufuncs); its element loop is not cached on disk: the kernel's tables
+    are frozen into the code, and are made afresh in each process anyway."""
+    return kernel_loop(inline(kernel), "e", nin, qualname, cache=False)
 
 
-def compile_loop(py, cache, also=()):
-    """The ``@cfunc`` of loop function ``py`` (:func:`loop_function`): the
-    serial and parallel loops of the catalog's functions, and the
-    emulations'.  A cache entry that cannot be read (of the loop, or of the
-    cached dispatchers ``also`` it calls) is written anew, with a warning
-    naming it (:func:`numba_core.compile_repairing`)."""
+def compile_loop(py, cache, signature=LOOP_SIGNATURE, also=()):
+    """The ``@cfunc`` of loop function ``py`` (NumPy's inner loop, or an
+    element loop's entry point).  A cache entry that cannot be read (of
+    the loop, or of the cached dispatchers ``also`` it calls) is written
+    anew, with a warning naming it (:func:`numba_core.compile_repairing`)."""
     # error_model="numpy": no ZeroDivisionError check on float division,
     # whose branch would keep LLVM from vectorising the loop
     def compile():
-        return cfunc(LOOP_SIGNATURE, cache=cache, error_model="numpy")(py)
+        return cfunc(signature, cache=cache, error_model="numpy")(py)
 
     if not cache:
         return compile()
@@ -157,27 +200,31 @@ def ordinary_form(fn, char):
     return None if found is None else (found[0], inline(found[1]))
 
 
-def loop_llvm(make_loop, fn, char):
-    """The optimised LLVM IR of the loop ``make_loop(fn, char, cache=False)``
-    (compiled afresh: a loop loaded from the cache has machine code only).
-    A vectorised loop shows packed operations (``<8 x double>``,
-    ``@llvm.fma.v8f64``) and no call in its body."""
-    return make_loop(fn, char, cache=False).inspect_llvm()
+def loop_llvm(fn, char):
+    """The optimised LLVM IR of ``fn``'s ``char`` element loop as the ufuncs
+    run it (:func:`element_entry`, compiled afresh: a loop loaded from the
+    cache has machine code only).  A vectorised loop shows packed
+    operations (``<8 x double>``, ``@llvm.fma.v8f64``) and no call in its
+    body."""
+    return element_entry(inline(fn.kernel(char)), char, fn.nin,
+                         f"{fn.name}_{dtypes.LOOP_DTYPES[char]}", False,
+                         ordinary=ordinary_form(fn, char), interleave=True).inspect_llvm()
 
 
 def element_loop(fn, char, name):
-    """The element loop of catalog function ``fn`` for dtype ``char``: the
-    function the ufunc loop runs on each run or block, and ``@njit``
-    callers on contiguous arrays (:func:`serial_loop`, its own function,
-    compiled :func:`~gelu_numba.targets.cpu.interleave.interleaved`)."""
+    """The element loop of catalog function ``fn`` for dtype ``char`` as a
+    function of its own (:func:`serial_loop`, compiled
+    :func:`~gelu_numba.targets.cpu.interleave.interleaved`): what ``@njit``
+    callers run on contiguous arrays, the loop the ufuncs run inlined into
+    its C entry point (:func:`element_entry`)."""
     return serial_loop(inline(fn.kernel(char)), fn.nin, "never",
                        ordinary=ordinary_form(fn, char), name=name, interleave=True)
 
 
 def element_loop_llvm(fn, char):
     """The optimised LLVM IR of ``fn``'s ``char`` element loop compiled
-    alone: a cheaper look than :func:`loop_llvm`, which compiles the whole
-    ufunc loop around it."""
+    alone (:func:`element_loop`; :func:`loop_llvm`: inside the entry point
+    the ufuncs call)."""
     loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial")
     sig = element_signature([types.Array(NUMBA_TYPES[char], 1, "C")] * (fn.nin + 1))
     loop.compile(sig)
@@ -185,7 +232,7 @@ def element_loop_llvm(fn, char):
 
 
 def element_signature(operand_types):
-    """The signature of an element loop (``loop(*ops)``) for these operand
-    types, as Numba compiles it (``compile``, ``inspect_asm``): the
-    operands folded into one tuple argument."""
+    """The signature of an element loop (``loop(ops)``: one tuple of its
+    operands) for these operand types, as Numba compiles it (``compile``,
+    ``inspect_asm``)."""
     return (types.BaseTuple.from_types(tuple(operand_types)),)

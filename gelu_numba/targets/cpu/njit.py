@@ -71,7 +71,7 @@ def _njit_impl(fn, argtys):
         if contiguous and len(arrays) == fn.nin and all(
                 t.dtype == NUMBA_TYPES[char] for t in argtys):
             scope["serial"] = _njit_serial(fn, char, argtys)
-            flat_loop = f"{pad}serial({', '.join(f'{n}_' for n in names)}, flat)"
+            flat_loop = f"{pad}serial(({', '.join(f'{n}_' for n in names)}, flat))"
         else:
             flat_loop = (f"{pad}for i in range(out.size):\n{pad}    flat[i] = cast(kernel("
                          + ", ".join(f"cast({n}_[i])" if n in arrays else f"cast({n})"
