@@ -6,7 +6,11 @@ fresh process with an empty ``NUMBA_CACHE_DIR`` times, in this order:
 ``import gelu_numba``, the attribute access (which built both loops before
 the loops were compiled lazily), the first call on a float32 array and the
 first call on a float64 array; a second fresh process on the cache the first
-one filled times the same steps again.  Processes run one at a time, pinned
+one filled times the same steps again.  The frontends' rows
+(``gelu_numba.torch.gelu``, ``gelu_numba.jax.gelu``) time, after importing
+the framework (not counted), the import of the frontend and the first
+forward and backward of ``gelu`` on each dtype (torch: ``gt.gelu(x)`` and
+its ``backward()``; JAX: ``jax.jit(gj.gelu)`` and ``jax.grad`` of its sum).  Processes run one at a time, pinned
 to one core (``os.sched_setaffinity``), so that the figures are not shared
 with anything else the machine runs.
 
@@ -41,7 +45,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "first_call.md"
 MARKERS = ("<!-- first-call:start -->", "<!-- first-call:end -->")
 
-# Runs in the timed process: steps and their seconds as JSON on stdout.
+# Runs in the timed process (the ufunc frontend): steps and their seconds
+# as JSON on stdout.
 _PROBE = r"""
 import json, os, sys, time
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -63,6 +68,46 @@ print(json.dumps({"import": t1 - t0, "access": t2 - t1, "float32": t3 - t2,
 """
 
 
+# The frontends' first call of gelu, in the timed process: the framework
+# imported first (its own time, not ours), then gelu_numba's frontend, then
+# gelu on float32 and on float64 inputs as a user runs it (torch: forward and
+# backward of gt.gelu; JAX: jax.jit(gj.gelu) and jax.grad of its sum).
+_FRONTEND = r"""
+import json, os, sys, time
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+import numpy as np
+frontend = sys.argv[1]
+t0 = time.perf_counter()
+if frontend == "torch":
+    import torch
+else:
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_platforms", "cpu")
+t1 = time.perf_counter()
+if frontend == "torch":
+    import gelu_numba.torch as gt
+else:
+    import gelu_numba.jax as gj
+t2 = time.perf_counter()
+steps = {"framework": t1 - t0, "import": t2 - t1}
+for name, dtype in (("float32", np.float32), ("float64", np.float64)):
+    x = np.linspace(-3, 3, 1000, dtype=dtype)
+    t = time.perf_counter()
+    if frontend == "torch":
+        v = torch.tensor(x, requires_grad=True)
+        gt.gelu(v).sum().backward()
+    else:
+        jax.block_until_ready(jax.jit(gj.gelu)(x))
+        jax.block_until_ready(jax.grad(lambda v: gj.gelu(v).sum())(x))
+    steps[name] = time.perf_counter() - t
+print(json.dumps(steps))
+"""
+
+#: the frontends :data:`_FRONTEND` times, as rows of the table
+FRONTENDS = ("torch", "jax")
+
+
 def functions():
     """``[(module, name)]``: every public ufunc of gelu_numba and
     gelu_numba.approximations, each once (its home module)."""
@@ -79,7 +124,9 @@ def functions():
 
 
 def time_one(module, name, source=None):
-    """``{"cold": steps, "warm": steps}`` for one function."""
+    """``{"cold": steps, "warm": steps}`` for one function (``module`` one
+    of :data:`FRONTENDS`: that frontend's gelu)."""
+    args = [_FRONTEND, module] if module in FRONTENDS else [_PROBE, module, name]
     env = dict(os.environ)
     if source:
         env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
@@ -87,7 +134,7 @@ def time_one(module, name, source=None):
         env["NUMBA_CACHE_DIR"] = cache
         out = {}
         for run in ("cold", "warm"):
-            proc = subprocess.run([sys.executable, "-c", _PROBE, module, name], env=env,
+            proc = subprocess.run([sys.executable, "-c", *args], env=env,
                                   cwd=cache, capture_output=True, text=True, timeout=600,
                                   check=True)
             out[run] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -115,12 +162,20 @@ def table(labels):
                 if r is None:
                     cells.append("—")
                     continue
-                c, w = r["cold"], r["warm"]
-                value = {"first": c["access"] + c["float32"], "second": c["float64"],
-                         "warm": w["access"] + w["float32"] + w["float64"]}[key]
+                run = r["warm" if key == "warm" else "cold"]
+                first = _own(run) + run["float32"]
+                value = {"first": first, "second": run["float64"],
+                         "warm": first + run["float64"]}[key]
                 cells.append(f"{value:.2f} s")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def _own(steps):
+    """The package's part of a first call before the float32 call: the
+    attribute access of a ufunc, the import of a frontend (which imports
+    gelu_numba; the framework's own import is not counted)."""
+    return steps["access"] if "access" in steps else steps["import"]
 
 
 def _describe(source):
@@ -139,7 +194,9 @@ def main(argv=None):
                                 description=__doc__.splitlines()[0])
     p.add_argument("--source", type=Path, help="time this checkout instead (its root folder)")
     p.add_argument("--label", default="after", help="results file label (default: after)")
-    p.add_argument("--functions", nargs="+", help="only these (default: all)")
+    p.add_argument("--functions", nargs="+",
+                   help=f"only these (names of functions, or of the frontends "
+                        f"{', '.join(FRONTENDS)}; default: all)")
     p.add_argument("--table", nargs="+", metavar="LABEL",
                    help="print the table of these saved labels and exit")
     p.add_argument("--update-docs", action="store_true",
@@ -154,6 +211,8 @@ def main(argv=None):
             replace_section(PAGE, MARKERS, f"{text}\n\n{made}\n")
         return 0
     todo = [(m, n) for m, n in functions() if not args.functions or n in args.functions]
+    todo += [(f, f"gelu_numba.{f}.gelu") for f in FRONTENDS
+             if not args.functions or f in args.functions]
     result = {"machine": machine_info(), "source": _describe(args.source),
               "date": time.strftime("%Y-%m-%d"), "functions": {}}
     for module, name in todo:
@@ -161,8 +220,8 @@ def main(argv=None):
         result["functions"][name] = r
         c, w = r["cold"], r["warm"]
         print(f"{name:>22}: import {c['import']:.2f} s, first call "
-              f"{c['access'] + c['float32']:.2f} s, then float64 {c['float64']:.2f} s; "
-              f"warm {w['access'] + w['float32']:.2f} s", flush=True)
+              f"{_own(c) + c['float32']:.2f} s, then float64 {c['float64']:.2f} s; "
+              f"warm {_own(w) + w['float32']:.2f} s", flush=True)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"first_call_{args.label}.json").write_text(json.dumps(result, indent=1) + "\n")
     return 0

@@ -109,7 +109,7 @@ def gpu32_function(name: str):
     """The GPU's float32 kernel of ``name`` (``catalog`` record's
     ``gpu32``) as a float32-only ufunc on the CPU."""
     from gelu_numba import catalog
-    from gelu_numba.targets import emulated
+    from gelu_numba.targets.cpu import emulated
 
     fn = catalog.lookup(name)
     if fn.gpu32 is None:
@@ -131,7 +131,7 @@ def lean32_function(name: str):
     (:mod:`gelu_numba.kernels.lean32`) as a float32-only ufunc on the CPU."""
     from gelu_numba import catalog
     from gelu_numba.kernels import lean32
-    from gelu_numba.targets import emulated
+    from gelu_numba.targets.cpu import emulated
 
     if catalog.lookup(name).lean32 is None:
         lean = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]

@@ -36,7 +36,8 @@ def tasks(functions=None, dtypes=("float32", "float64")):
     and ``gelu_half32`` (float32 only).  Unknown names raise
     ``ValueError`` listing the known ones."""
     from gelu_numba import production
-    from gelu_numba.targets import cpu, parallel
+    from gelu_numba.targets import cpu
+    from gelu_numba.targets.cpu import parallel
     out = []
     known = set()
     seen = set()

@@ -82,7 +82,7 @@ class Function:
         block of elements all in range through it.
     half : bool
         Whether it has correctly rounded 2-byte loops (float16, and
-        bfloat16 on its bits: :mod:`gelu_numba.targets.half_loops`), on the CPU
+        bfloat16 on its bits: :mod:`gelu_numba.targets.cpu.half_loops`), on the CPU
         and for the GPU's 2-byte kernels; the PyTorch and JAX targets run
         half tensors through them in one pass where it does.
     group : str

@@ -56,12 +56,13 @@ _NAMES = ("gelu_half32", *_BFLOAT16)
 
 def _build(name):
     if name in _BFLOAT16:
-        from gelu_numba.targets import cpu, half_loops as half
+        from gelu_numba.targets import cpu
+        from gelu_numba.targets.cpu import half_loops as half
         return cpu.Ufunc(half.bfloat16_ufunc(name), name, __name__, _DOC,
                          accepted="uint16 bfloat16 bit patterns (bool and uint8 are cast "
                                   "to them: view bfloat16 data as uint16 instead)")
     from gelu_numba.kernels.half32 import gelu_half32 as kernel
-    from gelu_numba.targets import emulated
+    from gelu_numba.targets.cpu import emulated
     return emulated.ufunc(name, kernel, 1, __name__, _DOC, _public,
                           accepted="float32 (float16, bool and 8/16-bit integers are cast "
                                    "to it; for float64 use gelu_numba.gelu)")

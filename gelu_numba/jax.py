@@ -15,7 +15,7 @@ array.  Each call is a JAX primitive that lowers to one ``custom_call`` of
 the XLA FFI target ``"gelu_numba"``: a Numba ``@cfunc`` that reads XLA's
 call frame and runs the NumPy ufunc's own loop on XLA's buffers, so the
 results are the ufunc's bits, and no Python runs on the call path
-(:mod:`gelu_numba.targets.jax_ffi`).  XLA's CPU threads flush subnormals to
+(:mod:`gelu_numba.targets.jax.ffi`).  XLA's CPU threads flush subnormals to
 zero; the handler clears that mode around its loop, so subnormal results
 (gelu(-14.2) in float32) are kept.
 
@@ -72,8 +72,8 @@ from gelu_numba.internals import jax_dtypes as _jax_dtypes
 from gelu_numba.internals import jax_sharding as _jax_sharding
 from gelu_numba.internals import jax_tracing as _jax_tracing
 from gelu_numba.internals import xla_ffi as _xla_ffi
-from gelu_numba.targets import jax_ffi as _jax_ffi
-from gelu_numba.targets import jax_op as _op
+from gelu_numba.targets.jax import ffi as _jax_ffi
+from gelu_numba.targets.jax import op as _op
 
 _xla_ffi.probe()
 _jax_sharding.probe()

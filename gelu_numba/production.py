@@ -121,7 +121,7 @@ def _doc(rec, grad):
 
 
 def _build(name):
-    from gelu_numba.targets import emulated
+    from gelu_numba.targets.cpu import emulated
     base, grad = (name[:-5], True) if name.endswith("_grad") and name not in PRODUCTION else (name, False)
     rec = PRODUCTION[base]
     kernel = rec.grad_kernel if grad else rec.kernel

@@ -82,7 +82,7 @@ import operator
 import numpy as np
 
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.soi_loop import soi_loop
+from gelu_numba.targets.cpu.soi_loop import soi_loop
 
 __all__ = ["soi_map", "seed64"]
 

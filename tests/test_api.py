@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 
 UNARY = [f.name for f in catalog.group("exact") if f.nin == 1]
 ALL = list(catalog.names("exact"))
-#: the functions with float16 loops (gelu_numba.targets.half_loops)
+#: the functions with float16 loops (gelu_numba.targets.cpu.half_loops)
 HALF_LOOPS = tuple(f.name for f in catalog.FUNCTIONS if f.half)
 
 
@@ -182,7 +182,8 @@ def test_a_loop_compiles_on_the_first_call_of_its_dtype():
 
 def test_a_loop_that_fails_to_compile_raises_and_returns_nan_meanwhile():
     from gelu_numba import catalog
-    from gelu_numba.targets import cpu, numpy_api
+    from gelu_numba.targets import cpu
+    from gelu_numba.targets.cpu import numpy_api
     fail = [MemoryError("no memory for LLVM")]
     registry, built = _counting_registry(fail)
     fn = catalog.lookup("ndtr")

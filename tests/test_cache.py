@@ -19,7 +19,8 @@ pytestmark = pytest.mark.unit
 _SCRIPT = """
 import gelu_numba, gelu_numba.approximations, gelu_numba.parallel
 from gelu_numba import catalog
-from gelu_numba.targets import cpu, parallel
+from gelu_numba.targets import cpu
+from gelu_numba.targets.cpu import parallel
 for module, registry in ((catalog.TOP, cpu.REGISTRY), (catalog.APPROX, cpu.REGISTRY),
                          (catalog.PARALLEL, parallel.REGISTRY)):
     for fn in catalog.published(module):
@@ -49,7 +50,8 @@ import json, sys, warnings
 import numpy as np
 import gelu_numba as g, gelu_numba.parallel as gp
 from gelu_numba import catalog
-from gelu_numba.targets import cpu, parallel
+from gelu_numba.targets import cpu
+from gelu_numba.targets.cpu import parallel
 x = np.load(sys.argv[1])
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -72,7 +74,7 @@ def _within_bound(values, x, exact):
 
 
 # the cached functions a float32 gelu runs (gelu_numba.targets.cpu.loops,
-# gelu_numba.targets.parallel): its element loop, the serial and parallel
+# gelu_numba.targets.cpu.parallel): its element loop, the serial and parallel
 # ufunc loops of one input, and the parallel loop's block runner
 _GELU_FLOAT32 = ("gelu_float32", "ufunc_loop_2_float32", "ufunc_loop_2_float32_parallel",
                  "blocks_2_float32")

@@ -579,9 +579,9 @@ def test_half_launchers_take_the_table_in_its_place(monkeypatch, name, nin):
     # gelu_numba.torch's CUDA halves: the 2-byte kernels of cuda.half_kernels with
     # their table fixed after the inputs, checked on every bit pattern
     # against the general path before first use, built once per device
-    from gelu_numba.targets import half_loops as half
+    from gelu_numba.targets.cpu import half_loops as half
     from gelu_numba.targets.cuda import half_kernels as cuda_half
-    from gelu_numba.targets.half_loops import bfloat16_ufunc
+    from gelu_numba.targets.cpu.half_loops import bfloat16_ufunc
     built = []
 
     class Fake:
@@ -630,7 +630,7 @@ def test_a_measured_shared_choice_launches_the_shared_table_forward(monkeypatch)
     # the 2-byte gelu, the aligned launch is shared_kernel's: one block of
     # SHARED_THREADS per SM, the table as 8-byte words, TABLE_BYTES of
     # dynamic shared memory; the unaligned one stays the one-element loop
-    from gelu_numba.targets import half_loops as half
+    from gelu_numba.targets.cpu import half_loops as half
     from gelu_numba.targets.cuda import half_kernels as cuda_half
     built = []
 

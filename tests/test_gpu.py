@@ -626,7 +626,7 @@ def test_the_shared_table_forward_gives_the_cpus_bits_on_every_pattern(fmt):
     # half_kernels.shared_kernel (timed, not launched): every 2-byte
     # pattern, and one more so that the tail (n % 4 == 1) runs, against the
     # CPU loops' table (tests/test_half_loops.py proves it correctly rounded)
-    from gelu_numba.targets import half_loops
+    from gelu_numba.targets.cpu import half_loops
     from gelu_numba.targets.cuda import half_kernels as cuda_half
     bits = np.r_[np.arange(65536), 0x3C00].astype(np.uint16)
     out = cuda.device_array(bits.size, np.uint16)

@@ -20,7 +20,8 @@ import pytest
 from numba import njit
 
 from gelu_numba.kernels import half_rounding as kernels
-from gelu_numba.targets import half_loops as half, half_tables
+from gelu_numba.targets import half_tables
+from gelu_numba.targets.cpu import half_loops as half
 
 pytestmark = pytest.mark.proof
 

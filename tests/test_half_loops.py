@@ -187,7 +187,7 @@ def test_the_catalog_records_say_which_functions_have_2_byte_loops():
     import gelu_numba
     from gelu_numba import catalog
     from gelu_numba.half import __all__ as half_names
-    from gelu_numba.targets import jax_ffi
+    from gelu_numba.targets.jax import ffi as jax_ffi
     with_half = {f.name for f in catalog.published(catalog.TOP) if f.half}
     assert with_half == {"gelu", "gelu_grad", "gelu_backward"}
     float16 = {f.name for f in catalog.published(catalog.TOP)

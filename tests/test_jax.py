@@ -20,7 +20,7 @@ import gelu_numba.half as gh  # noqa: E402
 import gelu_numba.jax as gj  # noqa: E402
 from gelu_numba import approximations, catalog  # noqa: E402
 from gelu_numba.approximations import APPROXIMATIONS  # noqa: E402
-from gelu_numba.targets import jax_ffi  # noqa: E402
+from gelu_numba.targets.jax import ffi as jax_ffi  # noqa: E402
 from reference.mp import ulp_error_dd  # noqa: E402
 from derivative_limits import gelu_limit_is_negative_zero  # noqa: E402
 

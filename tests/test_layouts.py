@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from gelu_numba import catalog, production
-from gelu_numba.targets import cpu, half_loops as half, parallel
+from gelu_numba.targets import cpu
+from gelu_numba.targets.cpu import half_loops as half, parallel
 
 pytestmark = [pytest.mark.unit,
               # the specials raise NumPy's floating-point warnings in every layout

@@ -1,14 +1,14 @@
-"""The loops' operand tuples (gelu_numba.targets.operands) and the binding
-of a plain loop to one kernel (gelu_numba.targets.bound)."""
+"""The loops' operand tuples (gelu_numba.targets.cpu.operands) and the binding
+of a plain loop to one kernel (gelu_numba.targets.cpu.bound)."""
 
 import numpy as np
 import pytest
 from numba import njit, types
 from numba.core.errors import TypingError
 
-from gelu_numba.targets.bound import bound
+from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu.intrinsics import scratch
-from gelu_numba.targets.operands import MOST, at, views
+from gelu_numba.targets.cpu.operands import MOST, at, views
 
 pytestmark = pytest.mark.unit
 

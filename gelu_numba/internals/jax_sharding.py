@@ -1,5 +1,5 @@
 """JAX's lowering of an FFI call that XLA may partition: the attributes
-that JAX's own LAPACK calls carry, for :mod:`gelu_numba.targets.jax_op`.
+that JAX's own LAPACK calls carry, for :mod:`gelu_numba.targets.jax.op`.
 
 Used: ``jax._src.custom_partitioning_sharding_rule.str_to_sdy_sharding_rule``
 and ``sdy_sharding_rule_to_mlir`` (a Shardy ``sdy.sharding_rule`` from an
@@ -26,7 +26,7 @@ def batch_rule(lowering):
     dimensions.  (XLA's batch partitioner wants at least one dimension that
     is not: with every dimension a batch dimension it gathers, so the
     elementwise primitive calls this one on its operands with a unit
-    dimension appended, :mod:`gelu_numba.targets.jax_op`.)"""
+    dimension appended, :mod:`gelu_numba.targets.jax.op`.)"""
     from jax._src.custom_partitioning_sharding_rule import (
         sdy_sharding_rule_to_mlir, str_to_sdy_sharding_rule,
     )

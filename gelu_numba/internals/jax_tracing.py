@@ -1,4 +1,4 @@
-"""What a ``jit`` trace records of a value, for :mod:`gelu_numba.targets.jax_op`.
+"""What a ``jit`` trace records of a value, for :mod:`gelu_numba.targets.jax.op`.
 
 Used: ``DynamicJaxprTracer.parent`` (``jax._src.interpreters.partial_eval``),
 the equation that made a traced value, with its ``primitive`` and

@@ -7,7 +7,7 @@
   plain Python function for the simulator and ``@njit`` for the compiled
   targets, chosen by the caller.
 * ``numba.core.dispatcher.Dispatcher``, to tell an already compiled kernel
-  from a plain function (:mod:`gelu_numba.targets.emulated`).  If it
+  from a plain function (:mod:`gelu_numba.targets.cpu.emulated`).  If it
   changes: ``hasattr(kernel, "py_func")``.
 * ``numba.core.registry.cpu_target.typing_context.refresh()``, so that an
   ``@overload`` registered while Numba types a caller (a public module's

@@ -1,4 +1,4 @@
-"""NumPy's ufunc C API table, for :mod:`gelu_numba.targets.numpy_api`.
+"""NumPy's ufunc C API table, for :mod:`gelu_numba.targets.cpu.numpy_api`.
 
 Used: ``numpy._core._multiarray_umath._UFUNC_API``, the capsule holding
 NumPy's ufunc C API table (``PyUFunc_FromFuncAndData`` is entry 1).  Why:

@@ -1,6 +1,6 @@
 """XLA's typed FFI, read from Numba ``nopython`` code: the call frame's
 layout, error creation and the handler metadata, for
-:mod:`gelu_numba.targets.jax_ffi`.
+:mod:`gelu_numba.targets.jax.ffi`.
 
 Used: the C ABI of ``xla/ffi/api/c_api.h`` (``XLA_FFI_API_MAJOR`` 0,
 ``XLA_FFI_API_MINOR`` 3), as jaxlib ships it under

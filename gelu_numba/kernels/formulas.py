@@ -13,7 +13,7 @@ automatic differentiation gives every derivative:
   formula in float64) and its ONNX subgraph where ONNX has no operator
   (:mod:`gelu_numba.targets.torch.formulas`);
 * the JAX target's derivatives from order 2 on
-  (:mod:`gelu_numba.targets.jax_op`).
+  (:mod:`gelu_numba.targets.jax.op`).
 
 A formula is a function ``f(w, ops)`` of an array ``w`` and an
 :class:`Ops`: the array library's ``where``, ``clamp``, ``tanh``,

@@ -6,7 +6,7 @@ A 2-byte format has 65,536 inputs, so the forward and the derivative are
 tables: entry ``b`` is the float64 kernel's value at the input with bit
 pattern ``b`` (:mod:`gelu_numba.kernels.normal`, below 0.5 + 2**-4 float64
 ulp), rounded once to the format by :func:`round_bits`.  The loops are
-lookups, bits in and bits out (:mod:`gelu_numba.targets.half_loops`).  The
+lookups, bits in and bits out (:mod:`gelu_numba.targets.cpu.half_loops`).  The
 backward ``dy * GELU'(x)`` has 2**32 inputs: it is the float64 product of
 the input ``dy`` and a table of GELU' in float64, rounded once.
 

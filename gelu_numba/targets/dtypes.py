@@ -9,7 +9,7 @@ runs in float32).  Complex, object, string, datetime and long double have
 no loop.
 
 The CPU ufuncs ``gelu``, ``gelu_grad`` and ``gelu_backward`` have a float16
-loop first (:mod:`gelu_numba.targets.half_loops`): there, as for ``np.exp``,
+loop first (:mod:`gelu_numba.targets.cpu.half_loops`): there, as for ``np.exp``,
 float16, bool, int8 and uint8 go to float16.
 
 The CPU ufuncs get this from NumPy itself (their loops are registered in

@@ -19,8 +19,8 @@ from numba import njit
 from gelu_numba import catalog
 from gelu_numba.kernels import half_rounding as kernels
 from gelu_numba.targets import fp_env
-from gelu_numba.targets.bound import bound
-from gelu_numba.targets.operands import at
+from gelu_numba.targets.cpu.bound import bound
+from gelu_numba.targets.cpu.operands import at
 
 _ALL = np.arange(65536, dtype=np.uint16)
 

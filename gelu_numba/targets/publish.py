@@ -4,7 +4,7 @@
 ``__dir__`` and its ``__all__``: every catalog record that names the module
 becomes an attribute, built by the module's target on first access and then
 stored in the module's namespace; the target compiles (or loads) each loop
-only when first called (:class:`gelu_numba.targets.numpy_api.LazyLoops`).
+only when first called (:class:`gelu_numba.targets.cpu.numpy_api.LazyLoops`).
 """
 
 import importlib
@@ -16,7 +16,7 @@ from gelu_numba import catalog
 _TARGETS = {
     catalog.TOP: "gelu_numba.targets.cpu:ufunc",
     catalog.APPROX: "gelu_numba.targets.cpu:ufunc",
-    catalog.PARALLEL: "gelu_numba.targets.parallel:ufunc",
+    catalog.PARALLEL: "gelu_numba.targets.cpu.parallel:ufunc",
 }
 
 

@@ -23,7 +23,7 @@ Every module ends with ``ENTRIES``, a tuple of dicts that
 ``forward``
     scalar kernel ``f(x)``, float32 in, float32 out, compiled with
     ``numba.njit(inline="always")`` (the kernels of a module call one
-    another; :mod:`gelu_numba.targets.emulated` inlines them into its loop);
+    another; :mod:`gelu_numba.targets.cpu.emulated` inlines them into its loop);
 ``grad``
     the library's own backward at ``dy = 1`` (``f(x)``), or None where the
     library differentiates the forward (autodiff) rather than running a

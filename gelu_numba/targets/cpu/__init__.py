@@ -3,9 +3,12 @@
 One job a module:
 
 ``intrinsics``
-    Pointer arithmetic and function attributes of the loops
-    (``@intrinsic``): typed pointers, addresses, stack blocks, the vector
-    width, no inlining.
+    Pointer arithmetic, calls and function attributes of the loops
+    (``@intrinsic``): typed pointers, addresses, stack blocks, a call by
+    address, the vector width, no inlining.
+``operands``, ``bound``
+    Tuples of a loop's operands; a plain loop function bound to one kernel
+    under a name of its own.
 ``elements``
     The element loops (serial, split into ordinary blocks), plain
     functions of any number of operands.
@@ -18,11 +21,21 @@ One job a module:
     The loops (``@cfunc``): each function's element loop, and the ufunc
     loop of each element type and arity that calls it, compiled and cached
     on disk.
+``numpy_api``
+    A ``numpy.ufunc`` from compiled loops, through NumPy's C API.
 ``njit``
     ``@njit`` callers: the ``@overload`` of each public ufunc.
 ``registry``
     The ``numpy.ufunc`` of each catalog function, its float16 loop, its
     public :class:`Ufunc` wrapper, and the registry pickles find them in.
+``parallel``
+    The multithreaded loops and ufuncs.
+``half_loops``
+    The 2-byte loops (float16 and bfloat16, correctly rounded).
+``emulated``
+    float32-only ufuncs (the production emulations, ``gelu_half32``).
+``soi_loop``
+    The loop of the stochastic 0-I map.
 
 The names below are those that code outside the package reads; the
 package's ``__getattr__`` gives the ``numpy.ufunc`` of a catalog function

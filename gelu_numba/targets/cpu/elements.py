@@ -7,7 +7,7 @@ output last; a tuple, not ``*ops``: Numba inlines no function of ``*args``
 into its caller, and the element loops are inlined into their C entry
 point, :func:`entries`), which read what they call by free names, bound
 for one kernel by
-:func:`gelu_numba.targets.bound.bound`
+:func:`gelu_numba.targets.cpu.bound.bound`
 (:func:`gelu_numba.targets.cpu.loops.serial_loop` binds them):
 
 ``kernel``
@@ -25,7 +25,7 @@ for one kernel by
 
 import numpy as np
 
-from gelu_numba.targets.operands import at, views
+from gelu_numba.targets.cpu.operands import at, views
 
 # (the names each function binds: set for one kernel by bound())
 kernel = opening = ordinary = in_range = block = loop = ty = count = None

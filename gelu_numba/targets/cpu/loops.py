@@ -32,10 +32,10 @@ from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved, interleaving
-from gelu_numba.targets.bound import bound
+from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu import elements
 from gelu_numba.targets.cpu.intrinsics import attributes, call, scratch
-from gelu_numba.targets.operands import MOST
+from gelu_numba.targets.cpu.operands import MOST
 from gelu_numba.targets.cpu.ufunc_loop import ufunc_loop as _ufunc_loop
 from gelu_numba.targets.stamp import STAMP
 

@@ -5,7 +5,7 @@ Ufuncs
     :func:`ufunc` registers the float32 loop, then the float64 loop (NumPy
     takes the first one the inputs cast to safely: this order *is* the dtype
     rule of :mod:`gelu_numba.targets.dtypes`) in a real ``numpy.ufunc``
-    (:mod:`gelu_numba.targets.numpy_api`), each compiled (or loaded from
+    (:mod:`gelu_numba.targets.cpu.numpy_api`), each compiled (or loaded from
     the cache) on the first call for its dtype, and wraps it in :class:`Ufunc`,
     which adds two things and changes nothing else: the ``TypeError`` for
     inputs with no loop names the accepted dtypes, and ``@njit`` code can
@@ -32,13 +32,14 @@ import threading
 import numpy as np
 
 from gelu_numba import catalog
-from gelu_numba.targets import dtypes, half_tables, numpy_api
+from gelu_numba.targets import dtypes, half_tables
+from gelu_numba.targets.cpu import numpy_api
 from gelu_numba.targets.cpu import loops
 from gelu_numba.targets.cpu.njit import register
 
 #: the loops of a ufunc, in registration order (float32 first: the dtype
 #: rule of gelu_numba.targets.dtypes); the functions of
-#: gelu_numba.targets.half_loops have a float16 loop before them
+#: gelu_numba.targets.cpu.half_loops have a float16 loop before them
 _CHARS = "fd"
 _HALF_CHARS = "efd"
 _HALF_DTYPE = np.dtype(np.float16)
@@ -135,7 +136,7 @@ def _dtype_of(value):
 class Registry:
     """The ``numpy.ufunc`` of each catalog function for one target, built
     once (thread-safe), each loop compiled from ``make_loop(fn, char)`` on
-    its first call (:class:`~gelu_numba.targets.numpy_api.LazyLoops`) or by
+    its first call (:class:`~gelu_numba.targets.cpu.numpy_api.LazyLoops`) or by
     :meth:`compile`; pickles find them as attributes of module ``home``
     (whose ``__getattr__`` calls :meth:`get`)."""
 

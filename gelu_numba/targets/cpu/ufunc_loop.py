@@ -3,7 +3,7 @@
 One plain function, ``loop(args, dims, steps, data)`` (NumPy's
 ``PyUFuncGenericFunction``), bound for one element type, one number of
 operands and one way of running a long unit-stride run (serial or
-parallel) by :func:`gelu_numba.targets.bound.bound`, and compiled once for
+parallel) by :func:`gelu_numba.targets.cpu.bound.bound`, and compiled once for
 every function of the catalog: the element loop it runs is the address in
 the ufunc's ``data`` slot (an element loop's C entry point,
 :func:`gelu_numba.targets.cpu.elements.entry`).  So the kernel is compiled
@@ -30,7 +30,7 @@ contiguous call's bits (the gelu-numba repository's ``tests/test_layouts.py``).
 from numba import types
 
 from gelu_numba.targets.cpu.intrinsics import address, apart, call, element, scratch
-from gelu_numba.targets.operands import MOST
+from gelu_numba.targets.cpu.operands import MOST
 
 # (the names a loop binds: set by bound() in gelu_numba.targets.cpu.loops;
 # rows: scratch(MOST * block), the stack block of a buffered call)

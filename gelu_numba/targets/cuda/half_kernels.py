@@ -1,6 +1,6 @@
 """CUDA kernels of the 2-byte formats: GELU and the fused backward on float16
 and bfloat16 bit patterns, correctly rounded (method and proof:
-:mod:`gelu_numba.kernels.half_rounding`; the tables: :mod:`gelu_numba.targets.half_loops`).
+:mod:`gelu_numba.kernels.half_rounding`; the tables: :mod:`gelu_numba.targets.cpu.half_loops`).
 
 The forward is one load from a 128 KB table (65,536 uint16 results, kept in
 L2 by the hardware): bits in, bits out, 4 bytes of traffic per element.  The
@@ -31,7 +31,7 @@ from numba import cuda, typeof
 from numba.core import types
 
 from gelu_numba.kernels import half_rounding as kernels
-from gelu_numba.targets import half_loops as half
+from gelu_numba.targets.cpu import half_loops as half
 # (modules whose values the tests and tools set: read at each use)
 from gelu_numba.targets.cuda import fast_launch, launch, variants
 from gelu_numba.targets.cuda.codegen import FLAT_LOOP, flat_fields, generate

@@ -6,7 +6,7 @@ tensor's storage, which is allocated by ``empty_like(x)`` (any strides,
 including expanded and transposed ones; nothing is copied).  float16 and
 bfloat16 on the CPU, for the exact GELU and its fused backward: one pass,
 bits in and bits out, correctly rounded (the 2-byte loops of
-:mod:`gelu_numba.targets.half_loops`).
+:mod:`gelu_numba.targets.cpu.half_loops`).
 
 CUDA: the kernels of :mod:`gelu_numba.gpu` on PyTorch's current stream of
 the tensor's device; contiguous float32/float64 tensors through the fast
@@ -27,7 +27,7 @@ import torch
 
 from gelu_numba import catalog
 from gelu_numba.internals.torch_dispatch import current_stream_handle
-from gelu_numba.targets import numpy_api
+from gelu_numba.targets.cpu import numpy_api
 from gelu_numba.targets.torch.checks import HALF
 
 
@@ -46,7 +46,7 @@ def _numpy(t):
 
 def _checked(ufunc, *args, **kwargs):
     """A raw ufunc call, then the error of a loop that failed to compile
-    (its outputs were NaN: :mod:`gelu_numba.targets.numpy_api`)."""
+    (its outputs were NaN: :mod:`gelu_numba.targets.cpu.numpy_api`)."""
     ufunc(*args, **kwargs)
     if numpy_api.FAILED:
         numpy_api.raise_failure()
@@ -149,7 +149,7 @@ def _run_cpu_half(name, args, out):
     if out.dtype == torch.float16:
         _run_cpu(name, args, out)
     else:
-        from gelu_numba.targets.half_loops import bfloat16_ufunc
+        from gelu_numba.targets.cpu.half_loops import bfloat16_ufunc
         _checked(bfloat16_ufunc(f"{name}_bfloat16"), *map(_bits, args), out=_bits(out))
 
 

@@ -53,7 +53,7 @@ _LOOP = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p),
                          ctypes.POINTER(ctypes.c_ssize_t), ctypes.POINTER(ctypes.c_ssize_t),
                          ctypes.c_void_p)
 #: a loop's output type -> (ctypes type, the NaN its failure writes); uint16
-#: loops are bfloat16 bit patterns (gelu_numba.targets.half_loops)
+#: loops are bfloat16 bit patterns (gelu_numba.targets.cpu.half_loops)
 _NAN = {np.dtype(np.float32): (ctypes.c_float, float("nan")),
         np.dtype(np.float64): (ctypes.c_double, float("nan")),
         np.dtype(np.float16): (ctypes.c_uint16, 0x7E00),

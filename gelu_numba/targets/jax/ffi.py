@@ -31,7 +31,7 @@ XLA calls the FFI target :data:`TARGET` with the call frame of one
    do not depend on where a chunk starts, so the split changes no result.
 
 The loops are the ones the ufuncs run (:mod:`gelu_numba.targets.cpu`,
-:mod:`gelu_numba.targets.half_loops`), compiled on first use: the handler finds
+:mod:`gelu_numba.targets.cpu.half_loops`), compiled on first use: the handler finds
 a zero in a row's slot only for a loop not used yet in this process (a program
 deserialized by ``jax.export``, say), and then calls :func:`_ensure`, a
 :mod:`ctypes` callback, once (it takes the GIL, compiles the loop and fills
@@ -57,7 +57,7 @@ from gelu_numba.internals.xla_ffi import (
     atomic_add, atomic_load, call_int1, call_int2, call_loop, call_madvise, create_error, load,
     spin_pause, stack, state, store, text,
 )
-from gelu_numba.targets import half_loops as half_target
+from gelu_numba.targets.cpu import half_loops as half_target
 from gelu_numba.targets.stamp import STAMP
 
 #: the FFI target's name (one for every function: the ``function``

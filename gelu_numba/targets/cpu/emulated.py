@@ -17,7 +17,8 @@ import numpy as np
 from gelu_numba.internals.numba_core import Dispatcher
 
 from gelu_numba.kernels.primitives import inline
-from gelu_numba.targets import cpu, numpy_api
+from gelu_numba.targets import cpu
+from gelu_numba.targets.cpu import numpy_api
 
 ACCEPTED = ("float32 (the emulated libraries compute in float32; float16, bool "
             "and 8/16-bit integers are cast to it; cast float64 explicitly)")

@@ -1,5 +1,5 @@
 """JAX target: every function of the catalog as one JAX primitive on the
-XLA FFI handler of :mod:`gelu_numba.targets.jax_ffi`.
+XLA FFI handler of :mod:`gelu_numba.targets.jax.ffi`.
 
 Everything that knows about JAX's primitive, autodiff, batching and
 lowering APIs is here; :mod:`gelu_numba.jax` is the user-facing layer.
@@ -48,7 +48,7 @@ from jax.interpreters import ad, batching, mlir
 
 from gelu_numba.internals import jax_dtypes, jax_sharding, jax_tracing
 from gelu_numba.kernels import formulas
-from gelu_numba.targets import jax_ffi
+from gelu_numba.targets.jax import ffi as jax_ffi
 
 #: the accepted dtypes, in the words of the errors
 ACCEPTED = "float16, bfloat16, float32 or float64"

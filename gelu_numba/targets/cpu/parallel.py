@@ -34,9 +34,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from gelu_numba.targets import cpu
-from gelu_numba.targets.bound import bound
+from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu.intrinsics import call
-from gelu_numba.targets.operands import MOST
+from gelu_numba.targets.cpu.operands import MOST
 from gelu_numba.targets.stamp import STAMP
 
 #: elements per block of the parallel loop, by loop dtype (about 0.025 ms

@@ -19,9 +19,10 @@ import functools
 import numpy as np
 
 from gelu_numba import catalog
-from gelu_numba.targets import cpu, half_tables, numpy_api
+from gelu_numba.targets import cpu, half_tables
 
 #: the functions with 2-byte loops: the catalog records with ``half``
+from gelu_numba.targets.cpu import numpy_api
 FUNCTIONS = tuple(f.name for f in catalog.FUNCTIONS if f.half)
 #: the bfloat16 bit-pattern ufuncs: public name -> function
 BFLOAT16 = {f"{name}_bfloat16": name for name in FUNCTIONS}
@@ -37,7 +38,7 @@ def table(name, fmt):
 
 @functools.cache
 def bfloat16_loops(public):
-    """The :class:`~gelu_numba.targets.numpy_api.LazyLoops` of the bfloat16
+    """The :class:`~gelu_numba.targets.cpu.numpy_api.LazyLoops` of the bfloat16
     function ``public`` (a name of :data:`BFLOAT16`): its one ``uint16``
     loop, compiled on first use."""
     name = BFLOAT16[public]
