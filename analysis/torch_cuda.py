@@ -99,11 +99,11 @@ def host_pieces_us(calls, rounds):
     import torch
 
     import gelu_numba.torch as gt
-    from gelu_numba.targets.torch import kernels
+    from gelu_numba.targets.torch import tensors
     x = torch.randn(1024, device="cuda")
     out = torch.empty_like(x)
     index = x.device.index
-    launcher = kernels.cuda_launcher("gelu", "f", index)
+    launcher = tensors.cuda_launcher("gelu", "f", index)
 
     def device_context():
         with torch.cuda.device(index):
@@ -113,12 +113,12 @@ def host_pieces_us(calls, rounds):
               ("`torch.cuda.current_stream(i).cuda_stream`",
                lambda: torch.cuda.current_stream(index).cuda_stream),
               ("the raw current stream (what the call reads)",
-               lambda: kernels.current_stream_handle(index)),
+               lambda: tensors.current_stream_handle(index)),
               ("`torch.cuda.current_device()`", torch.cuda.current_device),
               ("`with torch.cuda.device(i)`", device_context),
               ("`t.data_ptr()` of x and out", lambda: (x.data_ptr(), out.data_ptr()))]
     if launcher is not None:
-        handle = kernels.current_stream_handle(index)
+        handle = tensors.current_stream_handle(index)
         pointers = (x.data_ptr(), out.data_ptr())
         pieces.append(("the fast launch alone (`FastLaunch.on_handle`)",
                        lambda: launcher.on_handle(pointers, 1024, handle)))

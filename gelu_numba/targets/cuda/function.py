@@ -253,7 +253,7 @@ class GpuFunction:
         loops of 16-byte and 4-byte loads, chosen by the pointers' alignment),
         or None where there is none (the simulator; a launcher that failed
         its check).  For callers that hold raw device pointers, e.g.
-        :mod:`gelu_numba.targets.torch.kernels` (``on_handle``)."""
+        :mod:`gelu_numba.targets.torch.tensors` (``on_handle``)."""
         return self._fast_launcher(loop) if fast_launch.FAST_LAUNCH else None
 
     def _fast_launcher(self, loop):

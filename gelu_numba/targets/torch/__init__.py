@@ -8,15 +8,14 @@ torch`` is PyTorch itself (imports are absolute).
 
 ``checks``
     The dtypes, devices and layouts accepted, and the errors for the rest.
-``kernels``
+``tensors``
     The tensor-to-kernel glue: ufuncs on NumPy views (CPU), kernel
     launches on PyTorch's stream (CUDA), the half-precision paths.
 ``formulas``
     The higher exact derivatives and the approximations as torch
     operations.
 ``ops``
-    The two custom operators, their fake and vmap rules and the kernels
-    they call.
+    The two custom operators, their fake and vmap rules and their bodies.
 ``autograd``
     Backward and jvp rules, the ``autograd.Function`` classes and the
     operators' own Autograd kernels.
@@ -36,13 +35,13 @@ import torch
 
 from gelu_numba.targets.torch import autograd, nested, ops, paths
 from gelu_numba.targets.torch.checks import APPROXIMATE, check_approximate, check_tensor
-from gelu_numba.targets.torch.kernels import FAST_CUDA_CALLS
+from gelu_numba.targets.torch.tensors import FAST_CUDA_CALLS
 from gelu_numba.targets.torch.onnx import onnx_translation_table
-from gelu_numba.targets.torch.ops import gelu_kernel
+from gelu_numba.targets.torch.ops import gelu_body
 from gelu_numba.targets.torch.paths import apply_derivative, apply_gelu
 
 __all__ = ["APPROXIMATE", "apply_derivative", "apply_gelu", "check_approximate",
-           "check_tensor", "onnx_translation_table", "FAST_CUDA_CALLS", "gelu_kernel"]
+           "check_tensor", "onnx_translation_table", "FAST_CUDA_CALLS", "gelu_body"]
 
 # Importing ops defined the operators.  Their other kernels are registered
 # here, once, in one place, so that the order (fake rules, Autograd kernels,

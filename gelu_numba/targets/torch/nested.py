@@ -12,7 +12,7 @@ nothing here.
 import torch
 
 from gelu_numba.targets.torch.checks import check_pair
-from gelu_numba.targets.torch.ops import derivative_kernel, gelu_kernel
+from gelu_numba.targets.torch.ops import derivative_body, gelu_body
 
 
 def by_component(apply, *args):
@@ -27,12 +27,12 @@ def by_component(apply, *args):
 
 
 def _nested_gelu(x, approximate):
-    return by_component(gelu_kernel, x, approximate)
+    return by_component(gelu_body, x, approximate)
 
 
 def _nested_derivative(dy, x, approximate, order):
     check_pair(dy, x)
-    return by_component(derivative_kernel, dy, x, approximate, order)
+    return by_component(derivative_body, dy, x, approximate, order)
 
 
 def register_kernels(lib):

@@ -23,7 +23,7 @@ import torch
 
 from gelu_numba.targets.torch.checks import check_approximate, check_pair, check_tensor
 from gelu_numba.targets.torch.formulas import composite_derivative, gelu_derivative
-from gelu_numba.targets.torch.kernels import apply_kernel
+from gelu_numba.targets.torch.tensors import apply_kernel
 
 
 #: the operators' namespace
@@ -39,12 +39,12 @@ def _names(approximate):
     return (f"gelu_{approximate}", f"gelu_{approximate}_grad", None)
 
 
-def gelu_kernel(x, approximate):
+def gelu_body(x, approximate):
     """f(x) into a new tensor (the body of ``gelu_numba::gelu``; no checks)."""
     return apply_kernel(_names(approximate)[0], [x], torch.empty_like(x))
 
 
-def derivative_kernel(dy, x, approximate, order):
+def derivative_body(dy, x, approximate, order):
     """dy * f^(order)(x) (the body of ``gelu_numba::derivative``)."""
     check_pair(dy, x)
     _, first, second = _names(approximate)
@@ -81,14 +81,14 @@ _POINTWISE = (torch.Tag.pointwise,)
 @torch.library.custom_op(f"{LIB}::gelu", mutates_args=(), tags=_POINTWISE)
 def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
     check_tensor("gelu_numba::gelu", x)
-    return gelu_kernel(x, check_approximate(approximate))
+    return gelu_body(x, check_approximate(approximate))
 
 
 @torch.library.custom_op(f"{LIB}::derivative", mutates_args=(), tags=_POINTWISE)
 def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
                   order: int) -> torch.Tensor:
     check_tensor("gelu_numba::derivative", x)
-    return derivative_kernel(dy, x, check_approximate(approximate), order)
+    return derivative_body(dy, x, check_approximate(approximate), order)
 
 
 def _fake_gelu(x, approximate):

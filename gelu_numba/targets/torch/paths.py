@@ -20,7 +20,7 @@ from gelu_numba.targets.torch.autograd import (backward_derivative, backward_gel
 from gelu_numba.targets.torch.checks import check_pair, strided_nested
 from gelu_numba.targets.torch.nested import by_component
 from gelu_numba.targets.torch.onnx import onnx_gelu
-from gelu_numba.targets.torch.ops import derivative_kernel, derivative_op, gelu_kernel, gelu_op
+from gelu_numba.targets.torch.ops import derivative_body, derivative_op, gelu_body, gelu_op
 
 
 def eager(*tensors):
@@ -72,7 +72,7 @@ def apply_gelu(x, approximate):
         return by_component(apply_gelu, x, approximate)
     if eager(x):
         if _nothing_to_record(x):
-            return gelu_kernel(x, approximate)
+            return gelu_body(x, approximate)
         return EagerGelu.apply(x, approximate)
     if torch.onnx.is_in_onnx_export():
         return onnx_gelu(x, approximate)
@@ -107,7 +107,7 @@ def apply_derivative(dy, x, approximate, order):
         return by_component(apply_derivative, dy, x, approximate, order)
     if eager(dy, x):
         if _nothing_to_record(dy, x):
-            return derivative_kernel(dy, x, approximate, order)
+            return derivative_body(dy, x, approximate, order)
         return EagerDerivative.apply(dy, x, approximate, order)
     if torch.onnx.is_in_onnx_export():
         raise RuntimeError("gelu_numba.torch: the GELU derivatives have no ONNX form "
@@ -126,7 +126,7 @@ class EagerGelu(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, approximate):
         save(ctx, x, approximate, apply_derivative)
-        return gelu_kernel(x, approximate)
+        return gelu_body(x, approximate)
 
 
 class EagerDerivative(torch.autograd.Function):
@@ -138,4 +138,4 @@ class EagerDerivative(torch.autograd.Function):
     @staticmethod
     def forward(ctx, dy, x, approximate, order):
         save_derivative(ctx, dy, x, approximate, order, apply_derivative)
-        return derivative_kernel(dy, x, approximate, order)
+        return derivative_body(dy, x, approximate, order)
