@@ -23,8 +23,9 @@ import time
 import numpy as np
 
 from gelu_numba import catalog
+from gelu_numba.targets import dtypes
 
-_CHARS = {"float32": "f", "float64": "d"}
+_CHARS = {dt.name: c for c, dt in dtypes.LOOP_DTYPES.items()}
 
 
 def tasks(functions=None, dtypes=("float32", "float64")):

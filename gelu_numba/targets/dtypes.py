@@ -24,8 +24,16 @@ ACCEPTED = ("float32 or float64 (bool, integer and float16 inputs are cast "
             "to them by NumPy's safe-casting rules; the CPU ufuncs gelu, gelu_grad "
             "and gelu_backward also have float16 loops)")
 
-#: loop character -> dtype
-LOOP_DTYPES = {"f": np.dtype(np.float32), "d": np.dtype(np.float64)}
+#: The loops, one character each, by the name of the dtype they run on (as
+#: NumPy, PyTorch and JAX name it): the float32 and float64 loops every
+#: function has, then the 2-byte formats of the functions with correctly
+#: rounded 2-byte loops, whose loops work on the bit patterns (bfloat16,
+#: which NumPy has no dtype for, as ml_dtypes' for JAX and torch's).  The
+#: one dtype table of the package: the targets' maps are made from it.
+CHARS = {"float32": "f", "float64": "d", "float16": "e", "bfloat16": "b"}
+
+#: loop character -> dtype, of the float loops every function has
+LOOP_DTYPES = {c: np.dtype(name) for name, c in CHARS.items() if c in "fd"}
 
 
 def loop_char(*dtypes):

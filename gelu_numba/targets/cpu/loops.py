@@ -26,7 +26,7 @@ ufuncs and the JAX handler call the same element loop.
 
 import functools
 
-from numba import cfunc, njit, types
+from numba import cfunc, from_dtype, njit, types
 
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
@@ -46,7 +46,7 @@ LOOP_SIGNATURE = types.void(types.CPointer(types.voidptr), types.CPointer(types.
 ENTRY_SIGNATURE = types.void(types.intp, types.CPointer(types.intp))
 
 #: the loops' element types; "e" (float16) loops work on the bit patterns
-NUMBA_TYPES = {"e": types.uint16, "f": types.float32, "d": types.float64}
+NUMBA_TYPES = {"e": types.uint16, **{c: from_dtype(dt) for c, dt in dtypes.LOOP_DTYPES.items()}}
 
 #: elements per block of the buffered loop, by loop dtype: about 4 KB an
 #: operand, so that the four operands of the widest function stay in L1; a

@@ -61,7 +61,7 @@ def _njit_impl(fn, argtys):
     names = list(fn.params)
     arrays = [n for n, t in zip(names, argtys) if isinstance(t, types.Array)]
     scope = {"np": np, "kernel": inline(fn.kernel(char)),
-             "cast": np.float32 if char == "f" else np.float64}
+             "cast": dtypes.LOOP_DTYPES[char].type}
     if not arrays:
         source = _NJIT_SCALAR.format(args=", ".join(names),
                                      casts=", ".join(f"cast({n})" for n in names))

@@ -15,6 +15,7 @@ from gelu_numba import catalog
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.splitmix import GAMMA, keep_or_zero, mix64
 from gelu_numba.kernels.primitives import inline
+from gelu_numba.targets import dtypes
 from gelu_numba.targets.stamp import STAMP
 
 
@@ -29,7 +30,7 @@ def _ndtr_typing(x):
     # to that precision (the float32 kernel computes in float64)
     char = "f" if x == types.float32 else "d"
     kernel = inline(catalog.lookup("ndtr").kernel(char))
-    cast = np.float32 if char == "f" else np.float64
+    cast = dtypes.LOOP_DTYPES[char].type
     return lambda x: cast(kernel(cast(x)))
 
 

@@ -16,8 +16,10 @@ import math
 import numpy as np
 from numba import cuda
 
+from gelu_numba.targets import dtypes
+
 #: loop character -> the conversion of each loaded element
-CAST = {"f": np.float32, "d": np.float64}
+CAST = {c: dt.type for c, dt in dtypes.LOOP_DTYPES.items()}
 
 
 def _index_code(names, ndims, full, out_ndim, flat):

@@ -57,6 +57,7 @@ from gelu_numba.internals.xla_ffi import (
     atomic_add, atomic_load, call_int1, call_int2, call_loop, call_madvise, create_error, load,
     spin_pause, stack, state, store, text,
 )
+from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu import half_loops as half_target
 from gelu_numba.targets.stamp import STAMP
 
@@ -70,7 +71,7 @@ FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
                                 for f in catalog.published(m)))
 # the loops of a row, in the handler's slot order (float32, float64,
 # float16, bfloat16; b: on its bits, the uint16 loops of targets.half_loops)
-_CHARS = "fdeb"
+_CHARS = "".join(dtypes.CHARS.values())
 # a row: name hash, nin, the four loop addresses, then their four data
 _SLOTS = len(_CHARS)
 _ROW = 2 + 2 * _SLOTS

@@ -48,12 +48,12 @@ from jax.interpreters import ad, batching, mlir
 
 from gelu_numba.internals import jax_dtypes, jax_sharding, jax_tracing
 from gelu_numba.kernels import formulas
+from gelu_numba.targets import dtypes
 from gelu_numba.targets.jax import ffi as jax_ffi
 
 #: the accepted dtypes, in the words of the errors
 ACCEPTED = "float16, bfloat16, float32 or float64"
-_CHAR = {np.dtype(np.float32): "f", np.dtype(np.float64): "d",
-         np.dtype(jnp.float16): "e", np.dtype(jnp.bfloat16): "b"}
+_CHAR = {np.dtype(getattr(jnp, name)): c for name, c in dtypes.CHARS.items()}
 
 _PRIMITIVE = Primitive("gelu_numba")
 

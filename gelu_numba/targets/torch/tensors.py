@@ -27,6 +27,7 @@ import torch
 
 from gelu_numba import catalog
 from gelu_numba.internals.torch_dispatch import current_stream_handle
+from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu import numpy_api
 from gelu_numba.targets.torch.checks import HALF
 
@@ -63,7 +64,7 @@ def _stream(device):
 
 
 #: torch dtype -> the CUDA kernels' loop
-_CUDA_LOOPS = {torch.float32: "f", torch.float64: "d"}
+_CUDA_LOOPS = {getattr(torch, dt.name): c for c, dt in dtypes.LOOP_DTYPES.items()}
 #: calls that took the fast launch (tests read it: the path is invisible
 #: otherwise)
 FAST_CUDA_CALLS = [0]
