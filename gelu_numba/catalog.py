@@ -103,6 +103,13 @@ class Function:
         ``(kernel, tables)``: ``k32`` in the form that takes its tables as
         the last argument, for GPU kernels that read them from device
         memory (:mod:`gelu_numba.kernels.normal32_cpu_f64`).
+    derivative : str or None
+        The name of the record that is its first derivative (``gelu`` ->
+        ``gelu_grad`` -> ``gelu_grad2``; ``ndtr`` -> ``norm_pdf``): what
+        the JAX and PyTorch targets differentiate it by.
+    backward : str or None
+        The name of its fused backward, ``dy * derivative(x)`` rounded once
+        (``gelu`` -> ``gelu_backward``).
     """
 
     name: str
@@ -119,6 +126,8 @@ class Function:
     reference: object = None
     lean32: tuple = None
     tabled: tuple = None
+    derivative: str = None
+    backward: str = None
 
     def __post_init__(self):
         if self.group not in GROUPS:
@@ -253,14 +262,14 @@ def _exact_records():
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
     x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.gelu),
+                  gpu32.gelu, derivative="gelu_grad", backward="gelu_backward"),
         record("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
     exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.gelu_grad),
+                  gpu32.gelu_grad, derivative="gelu_grad2"),
         record("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
@@ -281,7 +290,7 @@ def _exact_records():
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
     x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.ndtr),
+                  gpu32.ndtr, derivative="norm_pdf"),
         record("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
@@ -358,7 +367,8 @@ def _approximations():
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")
         out.append(record(name, f64, f32, 1, f"\n{body}{errors}",
-                             _IMPL, (1.0, 1.0), modules, group="approximation"))
+                             _IMPL, (1.0, 1.0), modules, group="approximation",
+                             derivative=name + "_grad"))
         out.append(record(name + "_grad", g64, g32, 1,
                              f"\n    Derivative of :func:`{name}` ({formula}).{errors}",
                              _IMPL + "  Next to the derivative's zero the float64 result "
@@ -387,7 +397,7 @@ def _family():
                   ":func:`gelu`; measured at mu = 0.25, sigma = 0.5.", (1.0, 1.0), m),
         record("silu", logistic.silu_64, logistic.silu_32, 1, """
     SiLU (swish): ``x F(x)`` with F the logistic CDF, ``x sigma(x)``.""",
-                  _IMPL, (1.0, 1.0), m),
+                  _IMPL, (1.0, 1.0), m, derivative="silu_grad"),
         record("silu_grad", logistic.silu_grad_64, logistic.silu_grad_32, 1, """
     Derivative of the SiLU, ``sigma(x) (1 + x sigma(-x))``; its zero
     x0 = -1.27846454... is handled by a Taylor form (relative error bounded).""",
@@ -395,14 +405,16 @@ def _family():
         record("x_cauchy", family.x_cauchy, family.x_cauchy, 1, """
     ``x F(x)`` with F the standard Cauchy CDF ``1/2 + atan(x)/pi``: like
     the ELU it saturates at a negative constant (-1/pi as x -> -inf).""",
-                  "the C library's atan (below 1 ulp) and one more rounding.", (1.5, 1.5), m),
+                  "the C library's atan (below 1 ulp) and one more rounding.", (1.5, 1.5), m,
+                  derivative="x_cauchy_grad"),
         record("x_cauchy_grad", family.x_cauchy_grad, family.x_cauchy_grad, 1, """
     Derivative of :func:`x_cauchy`, ``F(x) + x/(pi (1 + x**2))``; positive
     everywhere, computed without the cancellation of the formula for x < 0.""",
                   "the C library's atan (below 1 ulp) and one more rounding.", (1.5, 1.5), m),
         record("lalu", family.lalu, family.lalu, 1, """
     The "LaLU": ``x F(x)`` with F the standard Laplace CDF
-    (``e**x/2`` for x < 0, ``1 - e**-x/2`` for x >= 0).""", _IMPL, (1.0, 1.0), m),
+    (``e**x/2`` for x < 0, ``1 - e**-x/2`` for x >= 0).""", _IMPL, (1.0, 1.0), m,
+                  derivative="lalu_grad"),
         record("lalu_grad", family.lalu_grad, family.lalu_grad, 1, """
     Derivative of the LaLU, ``F(x) + x e**-|x|/2``; its zero at x = -1 is
     exact.""", _IMPL, (1.0, 1.0), m),
@@ -452,6 +464,11 @@ def registered(*records):
 def lookup(name):
     """The record of ``name``; ``KeyError`` if there is none."""
     return _BY_NAME[name]
+
+
+def antiderivative(name):
+    """The record whose :attr:`~Function.derivative` is ``name``, or None."""
+    return next((f for f in FUNCTIONS if f.derivative == name), None)
 
 
 def published(module):

@@ -46,6 +46,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
+from gelu_numba import catalog
 from gelu_numba.internals import jax_dtypes, jax_sharding, jax_tracing
 from gelu_numba.kernels import formulas
 from gelu_numba.targets import dtypes
@@ -307,28 +308,32 @@ def _formula_second(key):
     return second
 
 
+# the rules that are not the catalog's derivative link (the fused gelu rule,
+# the backward's, and the derivatives the catalog has no record of)
 _JVP = {
     "gelu": _gelu_rule,
     "gelu_backward": _backward_rule,
-    "gelu_grad": _scaled(lambda x: call("gelu_grad2", x)),
     "gelu_grad2": _scaled(lambda x: _gelu_derivative(3)(x)),
-    "ndtr": _scaled(lambda x: call("norm_pdf", x)),
     "norm_pdf": _scaled(_phi_prime),
     "gelu_general": _general_rule,
 }
 
 
 def _tangent_rule(function):
-    """``function``'s tangent rule, ``rule(primals, tangents)``."""
+    """``function``'s tangent rule, ``rule(primals, tangents)``: its own
+    (:data:`_JVP`), else its record's derivative
+    (:attr:`gelu_numba.catalog.Function.derivative`), else, for an
+    approximation's derivative, JAX's derivative of its formula."""
     rule = _JVP.get(function)
-    key = function.removeprefix("gelu_").removesuffix("_grad")
-    if rule is None and function == f"gelu_{key}_grad" and key in formulas.APPROXIMATIONS:
-        rule = _scaled(_formula_second(key))
-    elif rule is None:
-        grad = f"{function}_grad"
-        rule = (_scaled(lambda x: call(grad, x)) if grad in jax_ffi.FUNCTIONS
-                else _undifferentiable(function))
-    return rule
+    if rule is not None:
+        return rule
+    derivative = catalog.lookup(function).derivative
+    if derivative is not None and derivative in jax_ffi.FUNCTIONS:
+        return _scaled(lambda x: call(derivative, x))
+    primitive = catalog.antiderivative(function)
+    if primitive is not None and primitive.group == "approximation":
+        return _scaled(_formula_second(primitive.name.removeprefix("gelu_")))
+    return _undifferentiable(function)
 
 
 def _jvp(primals, tangents, *, function):

@@ -19,7 +19,11 @@ PyTorch's ``pointwise`` tag: jagged nested tensors apply them to their
 values.
 """
 
+import functools
+
 import torch
+
+from gelu_numba import catalog
 
 from gelu_numba.targets.torch.checks import check_approximate, check_pair, check_tensor
 from gelu_numba.targets.torch.formulas import composite_derivative, gelu_derivative
@@ -29,14 +33,13 @@ from gelu_numba.targets.torch.tensors import apply_kernel
 #: the operators' namespace
 LIB = "gelu_numba"
 
-# approximate -> the ufunc names of f, of dy * f' (fused) or f', and of f''
-_EXACT = ("gelu", "gelu_backward", "gelu_grad2")
-
-
+@functools.cache
 def _names(approximate):
-    if approximate == "none":
-        return _EXACT
-    return (f"gelu_{approximate}", f"gelu_{approximate}_grad", None)
+    """The ufunc names of f, of dy * f' (its fused backward, else f') and of
+    f'' (None where the catalog has no record of it), from the catalog's
+    derivative links."""
+    f = catalog.lookup("gelu" if approximate == "none" else f"gelu_{approximate}")
+    return f.name, f.backward or f.derivative, catalog.lookup(f.derivative).derivative
 
 
 def gelu_body(x, approximate):
