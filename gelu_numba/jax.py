@@ -206,4 +206,11 @@ class GELU:
 _FUNCTIONS = {name: _function(name) for name in _jax_ffi.FUNCTIONS}
 globals().update({name: f for name, f in _FUNCTIONS.items() if name != "gelu"})
 
+
+def __getattr__(name):
+    # a record added by gelu_numba.catalog.registered after this import
+    if not name.startswith("_") and _jax_ffi.serves(name):
+        return _function(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = ["APPROXIMATE", "EXPORT_CHECKS", "GELU", "TARGET", "soi_map", *_FUNCTIONS]

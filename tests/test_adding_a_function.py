@@ -4,7 +4,8 @@ A toy record, ``toy_cubic(x) = x (1 + x**2)`` (odd, a closed form, an
 mpmath reference), is registered with :func:`gelu_numba.catalog.registered`
 and from that record alone the test finds: the NumPy ufunc in both dtypes,
 within its stated bound of the mpmath reference; the multithreaded ufunc;
-the ``@njit`` overload; the CUDA kernel and device function (under the
+the ``@njit`` overload; the JAX function (the XLA FFI handler running the
+ufunc's loop); the CUDA kernel and device function (under the
 simulator); the accuracy measurement of ``analysis.accuracy``, whose figure
 the docstring then states; and the API page that documents it.
 """
@@ -111,6 +112,49 @@ def test_the_parallel_ufunc_and_the_njit_overload_give_the_ufuncs_bits():
 
         arr, scalar = caller(x)
         assert np.array_equal(arr, want) and scalar == want[7]
+
+
+def test_jax_runs_the_ufuncs_loop_of_a_registered_record():
+    # the XLA FFI handler takes a row for a record registered after
+    # gelu_numba.jax was imported, and runs the ufunc's own loop: its bits
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import gelu_numba.jax as gj
+    with catalog.registered(toy_record()):
+        for dtype in (np.float32, np.float64):
+            x = np.linspace(-3, 3, 1001).astype(dtype)
+            want = g.toy_cubic(x)
+            for f in (gj.toy_cubic, jax.jit(gj.toy_cubic)):
+                got = np.asarray(f(x))
+                assert got.dtype == dtype and np.array_equal(got, want)
+        # no derivative link in the record: differentiating it says so
+        with pytest.raises(NotImplementedError, match="toy_cubic"):
+            jax.grad(gj.toy_cubic)(1.5)
+    with pytest.raises(AttributeError):
+        gj.toy_cubic
+
+
+def _negated_64(x):
+    return -(x * (1.0 + x * x))
+
+
+def _negated_32(x):
+    w = np.float64(x)
+    return np.float32(-(w * (1.0 + w * w)))
+
+
+def test_a_name_registered_again_runs_the_new_records_kernels():
+    # the loops are the record's, not the name's: a second record of the
+    # same name gets loops of its own in NumPy and in JAX
+    jax = pytest.importorskip("jax")
+    import gelu_numba.jax as gj
+    x = np.linspace(-2, 2, 101).astype(np.float32)
+    with catalog.registered(toy_record()):
+        first, first_jax = g.toy_cubic(x), np.asarray(gj.toy_cubic(x))
+    other = dataclasses.replace(toy_record(), k64=_negated_64, k32=_negated_32)
+    with catalog.registered(other):
+        assert np.array_equal(g.toy_cubic(x), -first)
+        assert np.array_equal(np.asarray(jax.jit(gj.toy_cubic)(x)), -first_jax)
 
 
 def test_the_cuda_kernel_and_device_function_give_the_ufuncs_bits():

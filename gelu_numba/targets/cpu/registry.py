@@ -148,15 +148,17 @@ class Registry:
         self._built = {}
 
     def _loops(self, fn):
+        # by name, for the record it was built from: a name registered
+        # again for another record gets loops of its own
         with self._lock:
-            lazy = self._built.get(fn.name)
-            if lazy is None:
+            built, lazy = self._built.get(fn.name, (None, None))
+            if built is not fn:
                 lazy = numpy_api.LazyLoops(fn.name, fn.nin, [
                     (_HALF_DTYPE if c == "e" else dtypes.LOOP_DTYPES[c],
                      functools.partial(self.make_loop, fn, c))
                     for c in self._chars(fn)])
                 lazy.ufunc.__module__ = self.home
-                self._built[fn.name] = lazy
+                self._built[fn.name] = fn, lazy
             return lazy
 
     def _chars(self, fn):

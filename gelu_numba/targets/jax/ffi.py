@@ -65,10 +65,14 @@ from gelu_numba.targets.stamp import STAMP
 #: attribute names it)
 TARGET = "gelu_numba"
 
-#: the functions of the table: every function of the top-level module and
-#: of the approximations, in catalog order
+#: the catalog's functions the handler serves from the start: every function
+#: of the top-level module and of the approximations, in catalog order (a
+#: record added later by :func:`gelu_numba.catalog.registered` gets a row
+#: on its first use: :func:`serves`)
 FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
                                 for f in catalog.published(m)))
+#: rows the table keeps for records registered after import
+SPARE_ROWS = 64
 # the loops of a row, in the handler's slot order (float32, float64,
 # float16, bfloat16; b: on its bits, the uint16 loops of targets.half_loops)
 _CHARS = "".join(dtypes.CHARS.values())
@@ -86,12 +90,58 @@ def fnv1a(name):
 
 
 #: name hash, nin, the loop addresses (0: not compiled yet) and their data
-#: of each function; the handler reads it, :func:`loop_address` writes it
-TABLE = np.zeros((len(FUNCTIONS), _ROW), dtype=np.int64)
-for _row, _name in enumerate(FUNCTIONS):
-    TABLE[_row, :2] = fnv1a(_name), catalog.lookup(_name).nin
-assert len(set(TABLE[:, 0])) == len(FUNCTIONS), "two names with one hash"
-_LOCK = threading.Lock()
+#: of each function; the handler reads its first rows (the count in its
+#: state), :func:`loop_address` writes it.  Allocated once: the handler
+#: holds its address.
+TABLE = np.zeros((len(FUNCTIONS) + SPARE_ROWS, _ROW), dtype=np.int64)
+_LOCK = threading.RLock()
+# row -> the record it serves; the handler's state words, once compiled
+_RECORDS = []
+_STATE = []
+
+
+def serves(name):
+    """Whether the handler runs ``name``: a record of the catalog (its own
+    or one registered since) published by ``gelu_numba`` or
+    ``gelu_numba.approximations``."""
+    try:
+        fn = catalog.lookup(name)
+    except KeyError:
+        return False
+    return catalog.TOP in fn.modules or catalog.APPROX in fn.modules
+
+
+def _row(name):
+    """``name``'s row of :data:`TABLE`, written now if it has none.  A row
+    whose name now names another record (registered again) starts afresh:
+    its loops are that record's."""
+    with _LOCK:
+        fn = catalog.lookup(name)
+        for row, served in enumerate(_RECORDS):
+            if served.name == name:
+                if served is not fn:
+                    TABLE[row, 2:] = 0
+                    _RECORDS[row] = fn
+                return row
+        if not serves(name):
+            raise KeyError(f"gelu_numba.jax: {name} is not a function of gelu_numba or "
+                           "gelu_numba.approximations")
+        row = len(_RECORDS)
+        if row == len(TABLE):
+            raise RuntimeError(f"gelu_numba.jax: the handler's table is full (it keeps "
+                               f"{SPARE_ROWS} rows for registered records)")
+        h = fnv1a(name)
+        if h in TABLE[:row, 0]:
+            raise RuntimeError(f"gelu_numba.jax: {name} has the hash of another function")
+        TABLE[row, :2] = h, fn.nin
+        _RECORDS.append(fn)
+        if _STATE:
+            _STATE[0][1] = row + 1   # (the row is written: the handler may read it)
+        return row
+
+
+for _name in FUNCTIONS:
+    _row(_name)
 
 # Linux's transparent huge pages: their size on x86-64, madvise's advice
 # asking for them, and the output size from which the handler asks
@@ -125,8 +175,9 @@ def loop_address(name, char):
     """The address of ``name``'s ``char`` loop, compiled (or loaded from
     Numba's cache) and written into :data:`TABLE` with its data now if it
     was not."""
-    row, slot = FUNCTIONS.index(name), 2 + _CHARS.index(char)
+    slot = 2 + _CHARS.index(char)
     with _LOCK:
+        row = _row(name)
         if TABLE[row, slot] == 0:
             loop = _compile(name, char)
             # (the data first: a handler that reads the address reads both)
@@ -142,7 +193,7 @@ _ENSURE_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 def _ensure(row, slot):
     # the handler's cold path: 0 (an FFI error) where the loop cannot be had
     try:
-        name, char = FUNCTIONS[row], _CHARS[slot]
+        name, char = _RECORDS[row].name, _CHARS[slot]
         return loop_address(name, char) if has_loop(name, char) else 0
     except BaseException:  # noqa: BLE001 (nothing may leave a C callback)
         return 0
@@ -453,9 +504,11 @@ def handler():
     _KEEP.append(task)
     words = (ctypes.c_int64 * ffi.STATE_WORDS).from_address(
         numba_core.global_address(compiled, ffi.STATE))
-    words[:8] = (TABLE.ctypes.data, len(FUNCTIONS), ctypes.cast(_ensure, ctypes.c_void_p).value,
-                 _libc("madvise"), task.address, _libc("malloc"), _libc("free"),
-                 _libc("sched_yield"))
+    with _LOCK:
+        words[:8] = (TABLE.ctypes.data, len(_RECORDS),
+                     ctypes.cast(_ensure, ctypes.c_void_p).value, _libc("madvise"),
+                     task.address, _libc("malloc"), _libc("free"), _libc("sched_yield"))
+        _STATE.append(words)
     return compiled
 
 

@@ -270,9 +270,9 @@ def _general_rule(primals, tangents):
 def _undifferentiable(name):
     def rule(primals, tangents):
         raise NotImplementedError(
-            f"gelu_numba.jax: {name} has no derivative here (the package has the first "
-            f"derivatives of SiLU, x-Cauchy and LaLU, not their second); differentiate "
-            f"a formula of your own for it")
+            f"gelu_numba.jax: {name} has no derivative here (its catalog record links "
+            f"none: the package has the first derivatives of SiLU, x-Cauchy and LaLU, "
+            f"not their second); differentiate a formula of your own for it")
     return rule
 
 
@@ -328,7 +328,7 @@ def _tangent_rule(function):
     if rule is not None:
         return rule
     derivative = catalog.lookup(function).derivative
-    if derivative is not None and derivative in jax_ffi.FUNCTIONS:
+    if derivative is not None and jax_ffi.serves(derivative):
         return _scaled(lambda x: call(derivative, x))
     primitive = catalog.antiderivative(function)
     if primitive is not None and primitive.group == "approximation":
