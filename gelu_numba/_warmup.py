@@ -37,14 +37,12 @@ def tasks(functions=None, dtypes=("float32", "float64")):
     and ``gelu_half32`` (float32 only).  Unknown names raise
     ``ValueError`` listing the known ones."""
     from gelu_numba import production
-    from gelu_numba.targets import cpu
-    from gelu_numba.targets.cpu import parallel
+    from gelu_numba.targets import publish
     out = []
     known = set()
     seen = set()
     for fn in catalog.FUNCTIONS:
-        for module, registry in ((catalog.TOP, cpu.REGISTRY), (catalog.APPROX, cpu.REGISTRY),
-                                 (catalog.PARALLEL, parallel.REGISTRY)):
+        for module, registry in publish.registries():
             if module not in fn.modules or (registry, fn.name) in seen:
                 continue
             seen.add((registry, fn.name))

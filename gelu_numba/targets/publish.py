@@ -12,17 +12,26 @@ import sys
 
 from gelu_numba import catalog
 
-#: public module -> the factory of its functions, "module:function"
+#: public module of ufuncs -> the registry that builds them, "module:name"
+#: (imported when first needed)
 _TARGETS = {
-    catalog.TOP: "gelu_numba.targets.cpu:ufunc",
-    catalog.APPROX: "gelu_numba.targets.cpu:ufunc",
-    catalog.PARALLEL: "gelu_numba.targets.cpu.parallel:ufunc",
+    catalog.TOP: "gelu_numba.targets.cpu:REGISTRY",
+    catalog.APPROX: "gelu_numba.targets.cpu:REGISTRY",
+    catalog.PARALLEL: "gelu_numba.targets.cpu.parallel:REGISTRY",
 }
 
 
-def _factory(module):
+def registry(module):
+    """The :class:`~gelu_numba.targets.cpu.registry.Registry` that builds
+    the ufuncs of public module ``module``."""
     path, name = _TARGETS[module].split(":")
     return getattr(importlib.import_module(path), name)
+
+
+def registries():
+    """``[(module, registry)]``: each public module of ufuncs and its
+    :func:`registry`, in order (the warmup compiles their loops)."""
+    return [(module, registry(module)) for module in _TARGETS]
 
 
 def build_ufunc(fn, module):
@@ -32,7 +41,7 @@ def build_ufunc(fn, module):
     home = fn.modules[0]
     if home != module and _TARGETS.get(home) == _TARGETS[module]:
         return getattr(importlib.import_module(home), fn.name)
-    return _factory(module)(fn, module, fn.name + _signature(fn) + fn.doc)
+    return registry(module).public(fn, module, fn.name + _signature(fn) + fn.doc)
 
 
 def _signature(fn):

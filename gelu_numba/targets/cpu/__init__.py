@@ -53,7 +53,7 @@ from gelu_numba.targets.cpu.loops import (
     compile_loop, element_entry, element_loop, element_loop_llvm, element_signature, float_loop,
     kernel_loop, loop_llvm, ordinary_form, serial_loop, ufunc_loop,
 )
-from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop, ufunc
+from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop
 
 __all__ = [
     "BUFFER", "ENTRY_SIGNATURE", "INTERLEAVE", "LOOP_SIGNATURE", "Loop", "NUMBA_TYPES",
@@ -61,7 +61,7 @@ __all__ = [
     "compile_loop", "element", "element_entry", "element_loop", "element_loop_llvm",
     "element_signature", "float_loop", "half_loop", "interleaved", "kernel_loop", "loop",
     "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors", "scratch",
-    "serial_loop", "ufunc", "ufunc_loop",
+    "serial_loop", "ufunc_loop",
 ]
 
 

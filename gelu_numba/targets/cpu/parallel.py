@@ -153,8 +153,6 @@ def loop(fn, char):
 
 
 REGISTRY = cpu.Registry(__name__, loop)
-#: the public ufunc of a catalog record (the factory of gelu_numba.targets.publish)
-ufunc = REGISTRY.public
 
 
 def __getattr__(name):

@@ -234,5 +234,3 @@ def half_loop(name, fmt, nin):
 # home: the package, whose __getattr__ finds the ufuncs (pickles name
 # gelu_numba.targets.cpu.<name>)
 REGISTRY = Registry("gelu_numba.targets.cpu", loop, half=True)
-#: the public ufunc of a catalog record (the factory of gelu_numba.targets.publish)
-ufunc = REGISTRY.public
