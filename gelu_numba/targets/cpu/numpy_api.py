@@ -68,12 +68,11 @@ FAILED = []
 class LazyLoops:
     """The loops of one ufunc, ``(dtype, build)`` pairs in registration
     order, each ``build()`` (returning a compiled loop: its ``address``,
-    and the ``data`` NumPy passes it)
-    called once, on the first call of the ufunc for that dtype or on
-    :meth:`compile`, in the default floating-point environment
-    (:mod:`gelu_numba.targets.fp_env`: the caller's flush-to-zero or
-    rounding mode never reaches a loop or a table kept for the process);
-    :attr:`ufunc` is the ``numpy.ufunc``."""
+    and the ``data`` NumPy passes it) called once, on the first call of
+    the ufunc for that dtype or on :meth:`compile`, in the default
+    floating-point environment (:mod:`gelu_numba.targets.fp_env`: the
+    caller's flush-to-zero or rounding mode never reaches a loop or a table
+    kept for the process); :attr:`ufunc` is the ``numpy.ufunc``."""
 
     def __init__(self, name, nin, loops):
         self.name, self.nin = name, nin
