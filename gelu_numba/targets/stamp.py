@@ -3,11 +3,13 @@ XLA FFI layout).
 
 Numba's on-disk cache is invalidated by the modification time of the file
 that defines a cached function, not by the files of the functions and
-tables it calls (nor, for a parallel loop compiled from ``cpu/loops.py``'s
-template, by ``parallel.py``, whose block runner it links).  Every cached function of the package (the CPU and
-parallel loops, :func:`gelu_numba.soi_map`'s loop) holds this stamp as a
-closure variable, and closure variables are part of Numba's cache key, so
-editing any kernel or table recompiles.  The stamp is an ``int``: it pickles
+tables it calls (nor, for the parallel ufunc loop, defined in
+``cpu/ufunc_loop.py``, by ``cpu/parallel.py``, whose block runner it
+calls).  Every cached function of the package (the element loops, the
+ufunc loops and the parallel block runners, :func:`gelu_numba.soi_map`'s
+loop, the XLA FFI handler) holds this stamp as a closure variable, and
+closure variables are part of Numba's cache key, so editing any kernel or
+table recompiles.  The stamp is an ``int``: it pickles
 the same in every process, so the key does too (a kernel made by a factory
 would pickle by value, differently in each process, and never hit).
 """

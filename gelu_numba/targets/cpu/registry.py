@@ -143,7 +143,7 @@ class Registry:
     def __init__(self, home, make_loop, half=False):
         self.home = home
         self.make_loop = make_loop
-        self.half = half  # whether the functions of targets.half_loops get float16 loops
+        self.half = half  # whether the functions of cpu.half_loops get float16 loops
         self._lock = threading.RLock()
         self._built = {}
 

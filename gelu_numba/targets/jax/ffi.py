@@ -74,7 +74,7 @@ FUNCTIONS = tuple(dict.fromkeys(f.name for m in (catalog.TOP, catalog.APPROX)
 #: rows the table keeps for records registered after import
 SPARE_ROWS = 64
 # the loops of a row, in the handler's slot order (float32, float64,
-# float16, bfloat16; b: on its bits, the uint16 loops of targets.half_loops)
+# float16, bfloat16; b: on its bits, the uint16 loops of cpu.half_loops)
 _CHARS = "".join(dtypes.CHARS.values())
 # a row: name hash, nin, the four loop addresses, then their four data
 _SLOTS = len(_CHARS)
