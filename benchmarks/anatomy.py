@@ -129,7 +129,7 @@ def f64_tail_one_piece(x):
     return h + l
 
 
-# the ufunc's kernel in a loop without cpu.prefer_wide_vectors: the vector
+# the ufunc's kernel in a loop without the wide-vector attribute: the vector
 # width LLVM's tuning picks for the host (256 bits on Intel server cores)
 NARROW = "gelu, vector width left to LLVM's tuning"
 # the ufunc's kernel, one vector an iteration (LLVM's own interleave count,
@@ -303,7 +303,7 @@ def main(argv=None):
                 if peer is not None:
                     loops[label] = peer
                 continue
-            loop = serial_loop(inline(kernel), 1, "never", wide=label != NARROW)
+            loop = serial_loop(inline(kernel), "never", wide=label != NARROW)
             with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
                 loop((x, out))
             loops[label] = (lambda f: (lambda: f((x, out))))(loop)

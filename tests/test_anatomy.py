@@ -13,8 +13,7 @@ pytestmark = [pytest.mark.tools, pytest.mark.isa]
 
 
 def _compiled(dtype, label):
-    loop = serial_loop(inline(VARIANTS[dtype][label]),
-                       1, "never")
+    loop = serial_loop(inline(VARIANTS[dtype][label]), "never")
     ty = types.Array(types.float32 if dtype == "float32" else types.float64, 1, "C")
     sig = element_signature((ty, ty))
     loop.compile(sig)

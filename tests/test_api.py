@@ -305,7 +305,7 @@ def test_loop_is_vectorised(name, dtype):
             packed = re.findall(r"@llvm\.fma\.v(?:4|8)f64", ir)
             assert len(packed) >= 8, f"{name} {dtype}: {len(packed)} packed FMAs"
         if avx512:
-            # cpu.prefer_wide_vectors: 512-bit vectors even where LLVM's
+            # cpu.attributes(wide=True): 512-bit vectors even where LLVM's
             # tuning for the CPU prefers 256 (Intel server cores)
             assert "prefer-vector-width" in ir and "v8f64" in ir, f"{name} {dtype}"
 

@@ -118,7 +118,7 @@ def test_ordinary_form_is_the_general_form_in_range(fn):
     outs = []
     for kernel in (fn.k64, form):
         out = np.empty_like(x)
-        cpu.serial_loop(inline(kernel), fn.nin, "never")((*args, out))
+        cpu.serial_loop(inline(kernel), "never")((*args, out))
         outs.append(out)
     assert np.array_equal(_bits(outs[0]), _bits(outs[1]))
     # the ordinary form raises no flag on its range (NumPy checks them after
@@ -158,7 +158,7 @@ def test_blocks_mix_both_forms():
 def _loop_instructions():
     # a fresh compilation of a long loop body (LLVM's own choice for it is
     # one vector an iteration)
-    loop = cpu.serial_loop(inline(normal.norm_pdf), 1, "never")
+    loop = cpu.serial_loop(inline(normal.norm_pdf), "never")
     x = np.ones(64)
     loop((x, np.empty_like(x)))
     return sum(len(a.splitlines()) for a in loop.inspect_asm().values())

@@ -46,21 +46,21 @@ any change must be made there, not here.
 
 from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved
 from gelu_numba.targets.cpu.intrinsics import (
-    address, apart, element, never_inlined, prefer_wide_vectors, scratch,
+    address, apart, attributes, call, element, pointer, scratch,
 )
 from gelu_numba.targets.cpu.loops import (
-    BUFFER, ENTRY_SIGNATURE, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, Loop, bits_loop,
+    BUFFER, ENTRY_SIGNATURE, ITEMSIZE, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, Loop, bits_loop,
     compile_loop, element_entry, element_loop, element_loop_llvm, element_signature, float_loop,
     kernel_loop, loop_llvm, ordinary_form, serial_loop, ufunc_loop,
 )
 from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop
 
 __all__ = [
-    "BUFFER", "ENTRY_SIGNATURE", "INTERLEAVE", "LOOP_SIGNATURE", "Loop", "NUMBA_TYPES",
-    "ORDINARY_BLOCK", "REGISTRY", "Registry", "Ufunc", "address", "apart", "bits_loop",
-    "compile_loop", "element", "element_entry", "element_loop", "element_loop_llvm",
-    "element_signature", "float_loop", "half_loop", "interleaved", "kernel_loop", "loop",
-    "loop_llvm", "never_inlined", "ordinary_form", "prefer_wide_vectors", "scratch",
+    "BUFFER", "ENTRY_SIGNATURE", "INTERLEAVE", "ITEMSIZE", "LOOP_SIGNATURE", "Loop",
+    "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY", "Registry", "Ufunc", "address", "apart",
+    "attributes", "bits_loop", "call", "compile_loop", "element", "element_entry",
+    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop",
+    "interleaved", "kernel_loop", "loop", "loop_llvm", "ordinary_form", "pointer", "scratch",
     "serial_loop", "ufunc_loop",
 ]
 

@@ -4,9 +4,8 @@ NumPy hands an inner loop raw pointers and byte steps; these turn them into
 typed pointers (:func:`element`, :func:`pointer`), addresses
 (:func:`address`, :func:`apart`) and uninitialised stack blocks
 (:func:`scratch`), call an element loop by its address (:func:`call`), and
-mark the function being compiled for LLVM (:func:`prefer_wide_vectors`,
-:func:`never_inlined`, both at once: :func:`attributes`).  Public Numba
-API only (``@intrinsic``).
+mark the function being compiled for LLVM (its vector width, no inlining:
+:func:`attributes`).  Public Numba API only (``@intrinsic``).
 """
 
 import functools
@@ -36,28 +35,6 @@ def _prefer_wide(builder):
 
 def _no_inline(builder):
     builder.function.attributes.add("noinline")
-
-
-@intrinsic
-def prefer_wide_vectors(typingctx):
-    """Let LLVM vectorise the function being compiled with the widest
-    vectors the CPU has.
-
-    LLVM's tuning for Intel server cores (Skylake-X to Emerald Rapids)
-    prefers 256-bit vectors even where AVX-512 is available, to spare the
-    clock on code with few vector instructions; the element loops here are
-    nothing but vector arithmetic, and 512-bit vectors make the float64
-    loops about 1.6 times faster there (the gelu-numba repository's
-    ``benchmarks.anatomy``).  The function attribute
-    ``"prefer-vector-width"="512"`` changes that for the loop alone: no
-    global setting of Numba or LLVM is touched, and CPUs without AVX-512
-    keep their widest legal vectors.
-    """
-    def codegen(context, builder, sig, args):
-        _prefer_wide(builder)
-        return context.get_dummy_value()
-
-    return types.none(), codegen
 
 
 @intrinsic
@@ -134,24 +111,29 @@ def apart(a, sa, out, sout, n, size):
     return hi_a <= lo_o or hi_o <= lo_a
 
 
-@intrinsic
-def never_inlined(typingctx):
-    """Keep LLVM from inlining the function being compiled into its
-    callers (Numba's ``inline="never"`` is about Numba's own IR inlining;
-    LLVM still inlined a small element loop, norm_pdf's float32 one for
-    AVX2, into the ufunc loop's two call sites)."""
-    def codegen(context, builder, sig, args):
-        _no_inline(builder)
-        return context.get_dummy_value()
-
-    return types.none(), codegen
-
-
 @functools.cache
 def attributes(wide, alone):
-    """An intrinsic ``opening()``: :func:`prefer_wide_vectors` where
-    ``wide``, :func:`never_inlined` where ``alone``, in one statement (the
-    opening of the element loops, :mod:`gelu_numba.targets.cpu.elements`)."""
+    """An intrinsic ``opening()`` that marks the function being compiled
+    for LLVM, in one statement (the opening of the element loops,
+    :mod:`gelu_numba.targets.cpu.elements`):
+
+    ``wide``
+        vectorise with the widest vectors the CPU has.  LLVM's tuning for
+        Intel server cores (Skylake-X to Emerald Rapids) prefers 256-bit
+        vectors even where AVX-512 is available, to spare the clock on code
+        with few vector instructions; the element loops are nothing but
+        vector arithmetic, and 512-bit vectors make the float64 loops faster
+        there (measured by the gelu-numba repository's
+        ``benchmarks.anatomy``).  The function attribute
+        ``"prefer-vector-width"="512"`` changes that for the loop alone: no
+        global setting of Numba or LLVM is touched, and CPUs without
+        AVX-512 keep their widest legal vectors.
+    ``alone``
+        keep LLVM from inlining the function into its callers (Numba's
+        ``inline="never"`` is about Numba's own IR inlining; LLVM still
+        inlined a small element loop, norm_pdf's float32 one for AVX2, into
+        its caller's two call sites).
+    """
     @intrinsic
     def opening(typingctx):
         def codegen(context, builder, sig, args):

@@ -47,6 +47,8 @@ ENTRY_SIGNATURE = types.void(types.intp, types.CPointer(types.intp))
 
 #: the loops' element types; "e" (float16) loops work on the bit patterns
 NUMBA_TYPES = {"e": types.uint16, **{c: from_dtype(dt) for c, dt in dtypes.LOOP_DTYPES.items()}}
+#: the loops' element sizes in bytes
+ITEMSIZE = {c: t.bitwidth // 8 for c, t in NUMBA_TYPES.items()}
 
 #: elements per block of the buffered loop, by loop dtype: about 4 KB an
 #: operand, so that the four operands of the widest function stay in L1; a
@@ -62,17 +64,16 @@ BUFFER = {"e": 1920, "f": 960, "d": 480}
 ORDINARY_BLOCK = 240
 
 
-def serial_loop(kernel, nin, inline, wide=True, ordinary=None, name="serial",
-                interleave=False):
+def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interleave=False):
     """``serial((a0, ..., out))``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
-    that :func:`~gelu_numba.targets.cpu.intrinsics.prefer_wide_vectors`
+    that its opening (:func:`~gelu_numba.targets.cpu.intrinsics.attributes`)
     marks the caller; cheap, since the kernel is a call there, inlined by
     LLVM; ``"never"``: a function of its own, vectorised by LLVM as such).
     ``wide=False`` leaves the vector width to LLVM's tuning for the CPU
     (timing comparisons only; see
-    :func:`~gelu_numba.targets.cpu.intrinsics.prefer_wide_vectors`).
+    :func:`~gelu_numba.targets.cpu.intrinsics.attributes`).
     ``ordinary``: ``(in_range, form)``, the kernel's ordinary form
     (:data:`ORDINARY_BLOCK`).
 
@@ -134,7 +135,7 @@ def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=Fals
     # the loop inlined into the entry at Numba's IR level: LLVM optimises
     # the kernel in one module, once (a callee of its own is optimised
     # alone, then again in its caller's module)
-    loop = serial_loop(kernel, nin, "always", ordinary=ordinary, name=f"{name}_loop")
+    loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop")
     py = bound(_ENTRY, name, loop=loop, ty=NUMBA_TYPES[char], count=nin + 1)
     with interleaved(INTERLEAVE if interleave else 0):  # (0: LLVM's own count)
         return compile_loop(py, cache, ENTRY_SIGNATURE)
@@ -149,7 +150,7 @@ def ufunc_loop(char, count, whole=call, stem="", also=()):
     parallel target's runner, named by ``stem``, which calls the cached
     dispatchers ``also``."""
     ty = NUMBA_TYPES[char]
-    py = bound(_LOOP, f"ufunc_loop_{count}_{ty}{stem}", ty=ty, size=ty.bitwidth // 8,
+    py = bound(_LOOP, f"ufunc_loop_{count}_{ty}{stem}", ty=ty, size=ITEMSIZE[char],
                count=count, block=BUFFER[char], whole=whole,
                rows=scratch(MOST * BUFFER[char]))
     return compile_loop(py, True, also=also)
@@ -217,7 +218,7 @@ def element_loop(fn, char, name):
     :func:`~gelu_numba.targets.cpu.interleave.interleaved`): what ``@njit``
     callers run on contiguous arrays, the loop the ufuncs run inlined into
     its C entry point (:func:`element_entry`)."""
-    return serial_loop(inline(fn.kernel(char)), fn.nin, "never",
+    return serial_loop(inline(fn.kernel(char)), "never",
                        ordinary=ordinary_form(fn, char), name=name, interleave=True)
 
 

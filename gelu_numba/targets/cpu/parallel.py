@@ -36,7 +36,8 @@ from numba.extending import intrinsic
 from gelu_numba.targets import cpu
 from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu.intrinsics import call
-from gelu_numba.targets.cpu.operands import MOST
+# (the ufunc loop's stack block of operand addresses, and its type)
+from gelu_numba.targets.cpu.ufunc_loop import addresses as on_stack, intp
 from gelu_numba.targets.stamp import STAMP
 
 #: elements per block of the parallel loop, by loop dtype (about 0.025 ms
@@ -76,8 +77,6 @@ def _write_mxcsr(typingctx, value):
     return types.void(types.uint32), codegen
 
 
-#: a block's operand addresses, on the stack
-_ADDRESSES, _INTP = cpu.scratch(MOST), types.intp
 _MASK = np.uint32(_STATUS_BITS)
 _KEEP = np.uint32(~_STATUS_BITS & 0xFFFFFFFF)
 
@@ -101,7 +100,7 @@ def _runner(stamp):
             if _X86:
                 _write_mxcsr(_read_mxcsr() & _KEEP)
             start = b * block
-            here = _ADDRESSES(_INTP)
+            here = on_stack(intp)
             for k in range(count):
                 here[k] = addresses[k] + start * size
             call(function, min(n, start + block) - start, here)
@@ -132,7 +131,7 @@ def _ufunc_loop(char, count):
     CPU target's, its long unit-stride runs given to the block runner."""
     ty = cpu.NUMBA_TYPES[char]
     runner = njit(parallel=True, cache=True, error_model="numpy")(bound(
-        _BLOCKS, f"blocks_{count}_{ty}", block=BLOCK[char], size=ty.bitwidth // 8,
+        _BLOCKS, f"blocks_{count}_{ty}", block=BLOCK[char], size=cpu.ITEMSIZE[char],
         count=count))
     whole = njit(inline="always", error_model="numpy")(bound(
         _whole, f"whole_{count}_{ty}", threshold=THRESHOLD[char], blocks=runner,
