@@ -46,6 +46,7 @@ def _gs(value):
 
 
 def rows():
+    from gelu_numba import catalog
     study = _study()
     # the exact gelu's speed, from any row's speed-up over it
     tanh = study["tanh"]
@@ -66,7 +67,8 @@ def rows():
          "bfloat16 correctly rounded", "-", "CPU, CUDA"),
         ("a JAX function", "`gelu_numba.jax.gelu`", "the bits of `gelu`", "-", "CPU"),
         ("GPU arrays, your own kernels", "`gelu_numba.gpu.gelu`, `gpu.device.gelu`",
-         "float32 below 0.875 ulp, or `gelu`'s bound on full-rate FP64 GPUs",
+         f"float32 below {catalog.GPU32_BOUND} ulp, or `gelu`'s bound on "
+         "full-rate FP64 GPUs",
          "[GPU results](../results/gpu.md)", "CUDA"),
         ("float16, bfloat16", "`gelu_numba.gelu` on float16, `half.gelu_bfloat16`",
          "correctly rounded", "-", "CPU, CUDA (`gpu.gelu_bits`)"),

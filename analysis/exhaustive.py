@@ -125,7 +125,9 @@ def entries() -> dict:
     from gelu_numba.approximations import APPROXIMATIONS
     from gelu_numba.production import PRODUCTION
 
-    out = {"gelu": ("exact", "gelu_numba.gelu", "x Phi(x), correctly rounded (< 0.5 + 2**-7 ulp)")}
+    from gelu_numba import catalog
+    out = {"gelu": ("exact", "gelu_numba.gelu", "x Phi(x), correctly rounded "
+                    f"(< {catalog.describe_bound(catalog.EXACT_BOUND[0])} ulp)")}
     for name, r in APPROXIMATIONS.items():
         out[name] = (r.kind, f"gelu_numba.approximations.gelu_{name}", r.description)
     out["half32"] = ("fit (float32 arithmetic, for half formats)", "gelu_numba.half.gelu_half32",

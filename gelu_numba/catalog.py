@@ -75,6 +75,10 @@ class Function:
         The GPU's float32 kernel where it is not ``k32``: float32 arithmetic
         (:mod:`gelu_numba.kernels.gpu32`) instead of the CPU's float64,
         which most GPUs run at 1/32 to 1/64 of their float32 rate.
+    gpu_bound : float or None
+        The stated float32 bound in ulps of its float32-arithmetic GPU
+        kernels (``gpu32`` and ``lean32``: :data:`GPU32_BOUND`),
+        where it has them; elsewhere the GPU runs ``k32`` and :attr:`bound`.
     ordinary : tuple or None
         ``(in_range, kernel)``: the float64 kernel's ordinary form, which
         returns its bits for the arguments ``in_range`` accepts by fewer
@@ -120,6 +124,7 @@ class Function:
     modules: tuple
     bound: tuple
     gpu32: object = None
+    gpu_bound: float = None
     ordinary: tuple = None
     half: bool = False
     group: str = "exact"
@@ -194,9 +199,12 @@ def _ulps(bound):
     return f"{describe_bound(bound)} ulp"
 
 
-#: the exact functions' bounds (the error analyses of
-#: gelu_numba.kernels.normal32_cpu_f64 and gelu_numba.kernels.normal)
-_EXACT_BOUND = (0.5 + 2**-7, 0.5 + 2**-4)
+#: the exact functions' stated bounds in ulps, (float32, float64): the error
+#: analyses of gelu_numba.kernels.normal32_cpu_f64 and gelu_numba.kernels.normal
+EXACT_BOUND = (0.5 + 2**-7, 0.5 + 2**-4)
+#: the stated float32 bound of the GPU's float32-arithmetic kernels (gpu32
+#: and lean32: the error analysis of gelu_numba.kernels.gpu32)
+GPU32_BOUND = gpu32.BOUND
 
 _EXACT = ("float64 in double-double arithmetic (:mod:`gelu_numba.kernels.normal`), "
           "float32 in float64 arithmetic with rational approximations "
@@ -248,6 +256,7 @@ _LEAN32 = {name: Imported("gelu_numba.kernels.lean32", f"{name}_t", table)
 def _exact():
     return [dataclasses.replace(
         f, half=f.name in _HALF, lean32=_LEAN32.get(f.name),
+        gpu_bound=GPU32_BOUND if f.gpu32 is not None else None,
         tabled=(getattr(normal32_cpu_f64, f"{f.name}_t"), normal32_cpu_f64.TABLES),
         ordinary=(normal.in_range_backward if f.nin == 2 else normal.in_range,
                   getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
@@ -261,20 +270,20 @@ def _exact_records():
 
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
-    x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.gelu, derivative="gelu_grad", backward="gelu_backward"),
         record("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
-    exact factor, so the error bound is relative even next to it.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    exact factor, so the error bound is relative even next to it.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.gelu_grad, derivative="gelu_grad2"),
         record("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
     Domain: all real x; ``gelu_grad2(+-inf) = -0.0``, NaN propagates.  The
-    factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.gelu_grad2),
         record("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
@@ -282,19 +291,19 @@ def _exact_records():
     Domain: all real dy and x; IEEE rules for infinities
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
-    ``gelu_grad(x)`` alone would underflow.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    ``gelu_grad(x)`` alone would underflow.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.gelu_backward),
         record("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
-    x = -14.17 (float32).""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    x = -14.17 (float32).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.ndtr, derivative="norm_pdf"),
         record("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
-    Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, _EXACT_BOUND, _EXACT_MODULES,
+    Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
                   gpu32.norm_pdf),
     ]
 
@@ -304,18 +313,26 @@ def _exact_records():
 #: the closed forms: registry name -> (kernels, formula, source, note), the
 #: one text of each (its docstring and the registry's record,
 #: :mod:`gelu_numba.approximations`)
+#: an approximation's facts: its four kernels (f64, f32, grad f64, grad
+#: f32), formula, source, a note, and the public modules of it and its
+#: derivative
+_Approximation = namedtuple("_Approximation", "kernels formula source note modules",
+                            defaults=((APPROX, GPU),))
+#: the paper's two forms are also at the top level
+_PAPER_MODULES = (APPROX, TOP, GPU)
+
 _CLOSED = {
-    "tanh": ((logistic.gelu_tanh_64, logistic.gelu_tanh_32,
+    "tanh": _Approximation((logistic.gelu_tanh_64, logistic.gelu_tanh_32,
               logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
              "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
              "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
              "PyTorch approximate='tanh'",
-             "Evaluated as x sigma(2u), faithful in the negative tail."),
-    "sigmoid": ((logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
-                 logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
-                "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
-                "The paper's sigmoid approximation."),
-    "as26": ((erf_as.gelu_as26_64, erf_as.gelu_as26_32,
+             "Evaluated as x sigma(2u), faithful in the negative tail.", _PAPER_MODULES),
+    "sigmoid": _Approximation((logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
+                               logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
+                              "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
+                              "The paper's sigmoid approximation.", _PAPER_MODULES),
+    "as26": _Approximation((erf_as.gelu_as26_64, erf_as.gelu_as26_32,
               erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
              "0.5 x (1 + erf(x/sqrt 2)), erf by Abramowitz & Stegun 7.1.26 "
              "(erf error <= 1.5e-7)",
@@ -334,35 +351,34 @@ def _fit(name):
         name, fit, getattr(_tab, f"ZERO_FIT_{name.upper()}"))
     m, n = fit["degrees"]
     r = f"P_{m}" if n == 0 else f"P_{m}/Q_{n}"
-    return ((f64, f32, g64, g32),
-            f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
-            f"T(a) = (L - a)**2 {r}(S a - 1) for a < L = {fit['L']}, else 0",
-            "minimax fit of the absolute error over all real x with T(0) = 1/2 "
-            "(GELU'(0) = 1/2 from both sides) and T >= 0 (the sign of GELU kept), "
-            "the gelu-numba repository's fitting.make_approximations (Remez exchange" +
-            (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"),
-            "")
+    return _Approximation(
+        (f64, f32, g64, g32),
+        f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
+        f"T(a) = (L - a)**2 {r}(S a - 1) for a < L = {fit['L']}, else 0",
+        "minimax fit of the absolute error over all real x with T(0) = 1/2 "
+        "(GELU'(0) = 1/2 from both sides) and T >= 0 (the sign of GELU kept), "
+        "the gelu-numba repository's fitting.make_approximations (Remez exchange" +
+        (")" if n == 0 else "; rational Remez exchange from Lawson's fit)"),
+        "")
 
 
 def approximation_text(key):
     """``(formula, source, kind)`` of approximation ``key``: its one text,
     quoted by its docstring and by :mod:`gelu_numba.approximations`."""
-    _, formula, source, _ = _CLOSED[key] if key in _CLOSED else _fit(key)
-    return formula, source, "closed form" if key in _CLOSED else "fit"
+    a = _CLOSED[key] if key in _CLOSED else _fit(key)
+    return a.formula, a.source, "closed form" if key in _CLOSED else "fit"
 
 
 def _approximations():
     out = []
     for key in APPROX_ERRORS:
-        (f64, f32, g64, g32), formula, source, note = (
-            _CLOSED[key] if key in _CLOSED else _fit(key))
+        a = _CLOSED[key] if key in _CLOSED else _fit(key)
+        (f64, f32, g64, g32), formula, source, note, modules = a
         note = f"{note + '  ' if note else ''}Source: {source}."
         err = APPROX_ERRORS[key]
         errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
                   f"``|x| = {abs(err.forward_at):.3g}``; derivative {err.grad:.3g} at "
                   f"x = {err.grad_at:.3g}.")
-        # the paper's two forms are also at the top level
-        modules = (APPROX, TOP, GPU) if key in ("tanh", "sigmoid") else (APPROX, GPU)
         name = f"gelu_{key}"
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")

@@ -50,7 +50,9 @@ import sys
 from gelu_numba.figures import fill as _fill
 
 __doc__ = _DOC = _fill(__doc__)
-_BFLOAT16 = ("gelu_bfloat16", "gelu_grad_bfloat16", "gelu_backward_bfloat16")
+
+from gelu_numba.targets.cpu.half_loops import BFLOAT16 as _BFLOAT16  # noqa: E402
+
 _NAMES = ("gelu_half32", *_BFLOAT16)
 
 

@@ -29,8 +29,10 @@ pytestmark = pytest.mark.gpu
 ONE_INPUT = list(tuple(f.name for f in catalog.group("exact") if f.nin == 1))
 SIX = list(catalog.names("exact"))
 LEAN32 = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
-BOUND = gpu32.BOUND
-assert lean32.BOUND == BOUND
+#: the stated bound the records give their float32-arithmetic GPU kernels
+BOUND = catalog.GPU32_BOUND
+assert lean32.BOUND == gpu32.BOUND == BOUND
+assert all(f.gpu_bound == BOUND for f in catalog.FUNCTIONS if f.gpu32 or f.lean32)
 #: (kernel set, function): the GPU's six, and the lean set's
 ONE_INPUT_KERNELS = ([("gpu32", n) for n in ONE_INPUT]
                      + [("lean32", n) for n in LEAN32 if n != "gelu_backward"])

@@ -14,7 +14,7 @@ All-float32 arguments run the float32 algorithm; anything else (float64,
 integers, a mix) the float64 one, which returns float64, below 1 ulp.  For
 ``gelu``, ``gelu_grad``, ``gelu_grad2``, ``gelu_backward``, ``ndtr`` and
 ``norm_pdf`` the float32 algorithm computes in float32 arithmetic and
-returns float32, below 0.875 ulp (:mod:`gelu_numba.kernels.gpu32`).
+returns float32, below <<gpu32_bound>> ulp (:mod:`gelu_numba.kernels.gpu32`).
 For the other functions it computes in float64, as on the CPU, and returns
 that float64 value: rounded to float32 (by storing it in a float32 array,
 or with ``numpy.float32(...)``) it is the float32 result, below 1 ulp;
@@ -47,6 +47,8 @@ from gelu_numba import catalog
 from gelu_numba.targets import cuda as _cuda
 from gelu_numba.targets import publish as _publish
 from gelu_numba.targets.cuda.docs import device_sections as _sections
+
+__doc__ = __doc__.replace("<<gpu32_bound>>", f"{catalog.GPU32_BOUND}")
 
 _PRECISION = """
     Scalar arguments.  All float32 runs the float32 algorithm: for the six

@@ -135,8 +135,8 @@ def _round_float16_cuda():
 # tests/test_half_loops.py checks the rounding against NumPy's IEEE cast),
 # in fewer instructions (python -m analysis.gpu_sass counts float16's
 # backward kernel)
-decode_float16 = per_target("decode_float16", "b", _decode_float16, _decode_float16_cuda)
-round_float16 = per_target("round_float16", "v", _round_float16, _round_float16_cuda)
+decode_float16 = per_target("decode_float16", _decode_float16, _decode_float16_cuda)
+round_float16 = per_target("round_float16", _round_float16, _round_float16_cuda)
 
 
 @inline

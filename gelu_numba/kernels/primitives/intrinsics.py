@@ -32,6 +32,7 @@ and the float16 conversions :func:`float16_bits_rn` and
 :func:`float16_value`.
 """
 
+import inspect
 import math
 import struct
 from fractions import Fraction
@@ -364,19 +365,31 @@ def _pow2_cpu(n):
     return impl
 
 
-def per_target(name, args, cpu, cuda):
-    """A function ``name(args)`` (``args``: its parameters, as written)
-    that runs the Python function ``cpu`` when called from Python (the CUDA
-    simulator too) and compiled for the CPU, and ``cuda()`` (the CUDA
-    implementation, made on first use) compiled for CUDA: one operation,
-    two forms of it, which must give the same bits."""
-    scope = {"cpu": cpu, "cuda": cuda}
-    exec(f"def {name}({args}):\n    return cpu({args})\n"
-         f"def on_cpu({args}):\n    return cpu\n"
-         f"def on_cuda({args}):\n    return cuda()\n", scope)
-    overload(scope[name], target="cpu", jit_options=JIT_OPTIONS)(scope["on_cpu"])
-    overload(scope[name], target="cuda", jit_options=JIT_OPTIONS)(scope["on_cuda"])
-    return scope[name]
+def per_target(name, cpu, cuda):
+    """A function ``name`` with ``cpu``'s parameters that runs the Python
+    function ``cpu`` when called from Python (the CUDA simulator too) and
+    compiled for the CPU, and ``cuda()`` (the CUDA implementation, made on
+    first use) compiled for CUDA: one operation, two forms of it, which must
+    give the same bits."""
+    signature = inspect.signature(cpu)
+
+    def function(*args):
+        return cpu(*args)
+
+    def on_cpu(*args):
+        return cpu
+
+    def on_cuda(*args):
+        return cuda()
+
+    # Numba checks an implementation's parameters against its typing
+    # function's, which therefore declare cpu's (PEP 362's __signature__)
+    function.__name__ = function.__qualname__ = name
+    for f in (function, on_cpu, on_cuda):
+        f.__signature__ = signature
+    overload(function, target="cpu", jit_options=JIT_OPTIONS)(on_cpu)
+    overload(function, target="cuda", jit_options=JIT_OPTIONS)(on_cuda)
+    return function
 
 
 def opaque_zero():

@@ -238,7 +238,7 @@ def make_poly_dd(name, pieces, exact_steps=(), dd_variable=True):
     the literal code."""
     literal = _compile_source(poly_dd_source(name, pieces, exact_steps, dd_variable), name,
                               jit=False)
-    return per_target(name, "vh, vl, upper" if dd_variable else "vh, upper", literal,
+    return per_target(name, literal,
                       functools.partial(_poly_dd_cuda, name, tuple(pieces), tuple(exact_steps),
                                         dd_variable))
 
@@ -256,7 +256,7 @@ def first_piece(two, name, pieces, exact_steps=(), dd_variable=True):
                                              dd_variable)}
     exec(f"def on_cpu({args}):\n    return two({args}, False)\n"
          f"def on_cuda({args}):\n    return one({args}, False)\n", scope)
-    return per_target(name, args, scope["on_cpu"], lambda: scope["on_cuda"])
+    return per_target(name, scope["on_cpu"], lambda: scope["on_cuda"])
 
 
 def poly_dd_table_source(name, pieces, exact_steps=(), dd_variable=True):

@@ -5,12 +5,15 @@ an ``@overload`` (Numba's public API): the implementation for the argument
 types at hand follows the dtype rule of :mod:`gelu_numba.targets.dtypes`
 (the loop NumPy would select), then runs the kernel of that precision on
 scalars, or on arrays element by element.
+
+The implementations take the operands as one tuple (``*args``), so one body
+serves every arity; the small recursive overloads below (``_shape``,
+``_loads``, ...) walk that tuple at compile time, one operand at a time.  As
+for the ufuncs, the inputs are positional only.
 """
 
-import inspect
-
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.core.errors import NumbaNotImplementedError, TypingError
 from numba.extending import overload
 
@@ -19,35 +22,14 @@ from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.loops import NUMBA_TYPES, element_loop, element_signature
 
-_NJIT_SCALAR = """
-def impl({args}):
-    return cast(kernel({casts}))
-"""
-
-# Arrays: same-shape C-contiguous operands run a flat loop (vectorised by
-# LLVM), the ufunc's own element loop where every operand is an array of the
-# loop's dtype (serial_loop: its ordinary blocks, compiled interleaved);
-# anything else broadcasts and walks the indices.
-_NJIT_ARRAY = """
-def impl({args}):
-    shape = np.broadcast_shapes({shapes})
-    out = np.empty(shape, cast)
-    if {flat_ok}:
-        flat = out.reshape(out.size)
-{flat_views}
-{flat_loop}
-        return out
-{views}
-    for idx in np.ndindex(shape):
-        out[idx] = cast(kernel({loads}))
-    return out
-"""
-
 
 def _njit_impl(fn, argtys):
     """The implementation of ``fn(*args)`` in ``@njit`` code for these Numba
     argument types: the loop NumPy would select (the dtype rule), then the
     kernel of that precision, element by element."""
+    if len(argtys) != fn.nin:
+        raise TypingError(f"{fn.name}() takes {fn.nin} positional argument"
+                          f"{'s' if fn.nin > 1 else ''}, {len(argtys)} given")
     found = []
     for t in argtys:
         scalar = t.dtype if isinstance(t, types.Array) else t
@@ -58,37 +40,34 @@ def _njit_impl(fn, argtys):
     char = dtypes.loop_char(*found)
     if char is None:
         raise TypingError(str(dtypes.unsupported(fn.name, found)))
-    names = list(fn.params)
-    arrays = [n for n, t in zip(names, argtys) if isinstance(t, types.Array)]
-    scope = {"np": np, "kernel": inline(fn.kernel(char)),
-             "cast": dtypes.LOOP_DTYPES[char].type}
+    kernel = inline(fn.kernel(char))
+    cast = dtypes.LOOP_DTYPES[char].type
+    arrays = [t for t in argtys if isinstance(t, types.Array)]
     if not arrays:
-        source = _NJIT_SCALAR.format(args=", ".join(names),
-                                     casts=", ".join(f"cast({n})" for n in names))
-    else:
-        contiguous = all(t.layout == "C" for t in argtys if isinstance(t, types.Array))
-        pad = " " * 8
-        if contiguous and len(arrays) == fn.nin and all(
-                t.dtype == NUMBA_TYPES[char] for t in argtys):
-            scope["serial"] = _njit_serial(fn, char, argtys)
-            flat_loop = f"{pad}serial(({', '.join(f'{n}_' for n in names)}, flat))"
+        def scalar_impl(*args):
+            return cast(kernel(*_loads(args, 0, cast)))
+        return scalar_impl
+    # Same-shape C-contiguous operands run a flat loop (vectorised by LLVM):
+    # the ufunc's own element loop where every operand is an array of the
+    # loop's dtype, else the kernel element by element.  Anything else
+    # broadcasts and walks the indices.
+    if all(t.layout == "C" for t in arrays):
+        if len(arrays) == fn.nin and all(t.dtype == NUMBA_TYPES[char] for t in arrays):
+            flat = _serial_flat(_njit_serial(fn, char, argtys))
         else:
-            flat_loop = (f"{pad}for i in range(out.size):\n{pad}    flat[i] = cast(kernel("
-                         + ", ".join(f"cast({n}_[i])" if n in arrays else f"cast({n})"
-                                     for n in names) + "))")
-        source = _NJIT_ARRAY.format(
-            args=", ".join(names),
-            shapes=", ".join(f"{n}.shape" for n in arrays),
-            # (reshape types only for C-layout arrays)
-            flat_ok=" and ".join(f"{n}.shape == shape" for n in arrays) if contiguous else "False",
-            flat_views="\n".join(f"{pad}{n}_ = {n}.reshape({n}.size)" if contiguous else
-                                  f"{pad}{n}_ = {n}" for n in arrays),
-            flat_loop=flat_loop,
-            views="\n".join(f"    {n}_ = np.broadcast_to({n}, shape)" for n in arrays),
-            loads=", ".join(f"cast({n}_[idx])" if n in arrays else f"cast({n})"
-                            for n in names))
-    exec(source, scope)
-    return scope["impl"]
+            flat = _element_flat(kernel, cast)
+    else:
+        flat = _never_flat
+
+    def array_impl(*args):
+        shape = _shape(args)
+        out = np.empty(shape, cast)
+        if not flat(args, shape, out):
+            views = _views(args, shape)
+            for idx in np.ndindex(shape):
+                out[idx] = cast(kernel(*_loads(views, idx, cast)))
+        return out
+    return array_impl
 
 
 def _njit_serial(fn, char, argtys):
@@ -101,13 +80,116 @@ def _njit_serial(fn, char, argtys):
     return loop
 
 
+# The flat paths: each returns whether it computed ``out`` (the operands
+# have the output's shape), leaving the broadcast walk otherwise.
+
+def _serial_flat(serial):
+    @njit(inline="always")
+    def flat(args, shape, out):
+        if not _same_shape(args, shape):
+            return False
+        serial(_flat_views(args) + (out.reshape(out.size),))
+        return True
+    return flat
+
+
+def _element_flat(kernel, cast):
+    @njit(inline="always")
+    def flat(args, shape, out):
+        if not _same_shape(args, shape):
+            return False
+        ops = _flat_views(args)
+        out_ = out.reshape(out.size)
+        for i in range(out.size):
+            out_[i] = cast(kernel(*_loads(ops, i, cast)))
+        return True
+    return flat
+
+
+@njit(inline="always")
+def _never_flat(args, shape, out):
+    return False
+
+
+# Compile-time walks over the operand tuple: the head operand, array or
+# scalar, then the rest (``ops[1:]``), down to the empty tuple.
+
+def _shape(ops):
+    """The broadcast shape of the array operands."""
+
+
+def _same_shape(ops, shape):
+    """Whether every array operand has ``shape``."""
+
+
+def _flat_views(ops):
+    """Arrays as 1-D views (C-contiguous operands), scalars as they are."""
+
+
+def _views(ops, shape):
+    """Arrays broadcast to ``shape``, scalars as they are."""
+
+
+def _loads(ops, index, cast):
+    """Each operand's element at ``index`` (a scalar's value), cast."""
+
+
+def _is_array(ops):
+    return isinstance(ops[0], types.Array)
+
+
+@overload(_shape, inline="always")
+def _shape_ol(ops):
+    if len(ops) == 0:
+        return lambda ops: ()
+    if _is_array(ops):
+        return lambda ops: np.broadcast_shapes(ops[0].shape, _shape(ops[1:]))
+    return lambda ops: _shape(ops[1:])
+
+
+@overload(_same_shape, inline="always")
+def _same_shape_ol(ops, shape):
+    if len(ops) == 0:
+        return lambda ops, shape: True
+    if _is_array(ops):
+        return lambda ops, shape: ops[0].shape == shape and _same_shape(ops[1:], shape)
+    return lambda ops, shape: _same_shape(ops[1:], shape)
+
+
+@overload(_flat_views, inline="always")
+def _flat_views_ol(ops):
+    if len(ops) == 0:
+        return lambda ops: ()
+    if _is_array(ops):
+        return lambda ops: (ops[0].reshape(ops[0].size),) + _flat_views(ops[1:])
+    return lambda ops: (ops[0],) + _flat_views(ops[1:])
+
+
+@overload(_views, inline="always")
+def _views_ol(ops, shape):
+    if len(ops) == 0:
+        return lambda ops, shape: ()
+    if _is_array(ops):
+        return lambda ops, shape: (np.broadcast_to(ops[0], shape),) + _views(ops[1:], shape)
+    return lambda ops, shape: (ops[0],) + _views(ops[1:], shape)
+
+
+@overload(_loads, inline="always")
+def _loads_ol(ops, index, cast):
+    if len(ops) == 0:
+        return lambda ops, index, cast: ()
+    if _is_array(ops):
+        return lambda ops, index, cast: (cast(ops[0][index]),) + _loads(ops[1:], index, cast)
+    return lambda ops, index, cast: (cast(ops[0]),) + _loads(ops[1:], index, cast)
+
+
 def register(wrapper, fn):
-    """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays),
-    with the kernel's parameter names."""
-    params = ", ".join(inspect.signature(fn.k64).parameters)
-    scope = {"_njit_impl": _njit_impl, "fn": fn}
-    exec(f"def typing({params}):\n    return _njit_impl(fn, ({params},))\n", scope)
-    overload(wrapper, inline="always")(scope["typing"])
+    """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays)."""
+    def typing(*args):
+        return _njit_impl(fn, args)
+    # (not inlined at Numba's IR level, which takes no ``*args`` function;
+    # LLVM inlines it)
+    overload(wrapper)(typing)
     # the name may be first looked up while Numba types a caller (a module
     # __getattr__ runs then): load the new declaration into the context now
     numba_core.refresh_typing()
