@@ -23,16 +23,16 @@
 #               every pattern, each variant, unaligned operands, the fast
 #               launch), then gelu and gelu_backward at 2^20, 2^26, 2^28
 #               beside PyTorch's -> $OUT/gpu_throughput_half.md (minutes)
-#   sass        analysis.gpu_sass's static estimate, to set beside the timings
+#   sass        analysis.gpu.sass's static estimate, to set beside the timings
 #               (compiled without a GPU: not in 'all'; run it on any machine)
 #   torch       tests/test_torch.py's CUDA tests (needs torch with CUDA), then
 #               gelu_numba.torch against nn.GELU: host µs per call, forward +
 #               backward at 2^24 float32 and bfloat16 -> $OUT/torch_cuda.md
 # Each step's output goes to $OUT/STEP.log and to stdout.  Afterwards, here:
-# commit the files under the names that analysis/gpu_docs.py's RUN lists
+# commit the files under the names that analysis/gpu/docs.py's RUN lists
 # (one per device: gpu_throughput_h200.md, ...), then
-# `python -m analysis.gpu_docs --update` writes docs/results/gpu.md and
-# `python -m analysis.gpu_choice --update` the float32 kernel each measured
+# `python -m analysis.gpu.docs --update` writes docs/results/gpu.md and
+# `python -m analysis.gpu.choice --update` the float32 kernel each measured
 # device launches (gelu_numba/targets/cuda/choice.py).  A step runs under
 # the smaller of STEP_LIMIT_S (default 400 s) and what is left of TOTAL_S
 # (default 570 s: the whole script inside one 600-s call); one that fails or
@@ -112,19 +112,19 @@ for s in "${steps[@]}"; do
         throughput)
             acc=()
             [ -f "$OUT/sweep_float32_gpu.json" ] && acc=(--accuracy "$OUT/sweep_float32_gpu.json")
-            step throughput "$PYTHON" -m analysis.gpu_throughput --sizes '2**20,2**26,2**28' \
+            step throughput "$PYTHON" -m analysis.gpu.throughput --sizes '2**20,2**26,2**28' \
                 --peers all "${acc[@]}" --out "$OUT/gpu_throughput.md" ;;
         tune)
-            step tune "$PYTHON" -m analysis.gpu_throughput --sizes '2**26' --functions \
+            step tune "$PYTHON" -m analysis.gpu.throughput --sizes '2**26' --functions \
                 gelu,gelu_backward --peers none --tune --out "$OUT/gpu_tune.md" ;;
         half)
             step half bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= \
                 tests/test_gpu.py tests/test_fast_launch.py -k 'half or wide' &&
-                $PYTHON -m analysis.gpu_throughput --sizes '2**20,2**26,2**28' \
+                $PYTHON -m analysis.gpu.throughput --sizes '2**20,2**26,2**28' \
                 --functions gelu,gelu_backward --peers torch_gelu,torch_gelu_backward \
                 --out '$OUT/gpu_throughput_half.md'" ;;
         sass)
-            step sass "$PYTHON" -m analysis.gpu_sass --out "$OUT/gpu_sass.md" ;;
+            step sass "$PYTHON" -m analysis.gpu.sass --out "$OUT/gpu_sass.md" ;;
         tests)
             # (four pytest-xdist workers where it is installed: the step is
             # mostly compilation, which the host's cores share out)
@@ -136,7 +136,7 @@ for s in "${steps[@]}"; do
                 tests/test_gpu.py ;;
         torch)
             step torch bash -c "$PYTHON -m pytest -q -p no:cacheprovider -o addopts= tests/test_torch.py -k cuda &&
-                $PYTHON -m analysis.torch_cuda --out '$OUT/torch_cuda.md'" ;;
+                $PYTHON -m analysis.gpu.torch_cuda --out '$OUT/torch_cuda.md'" ;;
         *)
             echo "on_gpu: unknown step '$s' (env, sweep, throughput, tune, half, sass, tests, torch, all)"
             failed=$((failed + 1)) ;;

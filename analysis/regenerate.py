@@ -12,14 +12,14 @@ part            what it writes                                          alone
 ==============  ======================================================  ========================
 readme          the README's headline table                             ``analysis.readme``
 accuracy_docs   the float32 sweep table of ``docs/accuracy.md``         ``analysis.accuracy_docs``
-gpu32_docs      the float32 GPU-kernel table of ``docs/guide/gpu.md``   ``analysis.gpu32_docs``
-gpu_docs        the measured GPU section of ``docs/results/gpu.md``     ``analysis.gpu_docs``
+gpu32_docs      the float32 GPU-kernel table of ``docs/guide/gpu.md``   ``analysis.gpu.gpu32_docs``
+gpu_docs        the measured GPU section of ``docs/results/gpu.md``     ``analysis.gpu.docs``
 first_call      the first-call table of ``docs/guide/first_call.md``    ``analysis.first_call``
 choose          the guide's "which function" table (``docs/guide/``)    ``analysis.choose``
 figures         ``gelu_numba/figures.py``, the docstrings' figures      ``analysis.figures``
 cpu_benchmarks  ``benchmarks/results/cpu_benchmarks.md``, the tables    ``benchmarks.report``
                 of the saved pytest-benchmark run
-gpu_choice      ``gelu_numba/targets/cuda/choice.py``, the float32      ``analysis.gpu_choice``
+gpu_choice      ``gelu_numba/targets/cuda/choice.py``, the float32      ``analysis.gpu.choice``
                 kernel each measured GPU launches
 ==============  ======================================================  ========================
 
@@ -33,9 +33,10 @@ import argparse
 import re
 import sys
 
-from analysis import (
-    accuracy_docs, choose, figures, first_call, gpu32_docs, gpu_choice, gpu_docs, readme,
-)
+from analysis import accuracy_docs, choose, figures, first_call, readme
+from analysis.gpu import choice as gpu_choice
+from analysis.gpu import docs as gpu_docs
+from analysis.gpu import gpu32_docs
 from analysis.common import with_section
 from benchmarks import report
 

@@ -54,7 +54,7 @@ it is against DRAM plus the page faults of a fresh allocation.
 GPU (only with a real CUDA device: ``numba.cuda.is_available()``, never the
 simulator): ``gelu_numba.gpu``, input and ``out=`` on the device, the kernel
 timed with CUDA events around back-to-back launches, by
-:func:`analysis.gpu_throughput.measure` (see that module); its fraction is
+:func:`analysis.gpu.throughput.measure` (see that module); its fraction is
 its bandwidth over that of a device-to-device copy of ``n`` elements timed
 the same way.
 
@@ -251,13 +251,13 @@ def gpu_available():
 
 
 class _Gpu:
-    """GPU timings through analysis.gpu_throughput.measure, one call per
+    """GPU timings through analysis.gpu.throughput.measure, one call per
     (function, size), both dtypes (cached)."""
 
     def __init__(self, rounds, batch):
         from numba import cuda
 
-        from analysis import gpu_throughput
+        from analysis.gpu import throughput as gpu_throughput
         from gelu_numba import gpu
         self.cuda, self.gpu, self.gt = cuda, gpu, gpu_throughput
         self.rounds, self.batch = rounds, batch
@@ -417,7 +417,7 @@ def header(results):
         gpu_line = (f"GPU: {gpu['name']} ({gpu['sms']} SMs, compute capability {gpu['cc']}); "
                     f"kernel time from CUDA events around {s['gpu_batch']} back-to-back "
                     "launches, input and `out=` on the device, against a device-to-device "
-                    "copy (`analysis.gpu_throughput.measure`).")
+                    "copy (`analysis.gpu.throughput.measure`).")
     else:
         gpu_line = "GPU: not measured (no CUDA device, or disabled)."
     missing = [p for p in ("torch", "jax") if m.get(p) is None]

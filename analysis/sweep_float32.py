@@ -36,10 +36,10 @@ input, a fixed function of the input's bit pattern (a multiplicative hash;
 so the product's rounding is exercised and the result does not depend on
 stride or chunking. (``dy = 1`` would only repeat ``gelu_grad``.)
 
-``--device gpu`` runs the sweep on the GPU instead (:mod:`analysis.sweep_gpu`):
+``--device gpu`` runs the sweep on the GPU instead (:mod:`analysis.gpu.sweep`):
 the GPU's float32 kernels against its float64 kernels, the same statistics,
 the inputs generated on the device; ``--chunk`` and ``--workers`` do not
-apply.  ``--peers all`` (or names from :data:`analysis.gpu_peers.PEERS`)
+apply.  ``--peers all`` (or names from :data:`analysis.gpu.peers.PEERS`)
 also sweeps the GELUs of PyTorch, JAX and CuPy on the same inputs, judged
 against the same float64 kernels (those not installed are named, not
 swept).
@@ -381,11 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "lean32: the lean float32 kernels (kernels.lean32: gelu, "
                         "ndtr, gelu_grad, gelu_backward)")
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
-                   help="gpu: run the sweep on the GPU (analysis.sweep_gpu): the GPU's float32 "
+                   help="gpu: run the sweep on the GPU (analysis.gpu.sweep): the GPU's float32 "
                         "kernels against its float64 kernels, inputs generated on the device")
     p.add_argument("--peers", default=None,
                    help="with --device gpu: also sweep these libraries' GELUs on the GPU, "
-                        "comma-separated names of analysis.gpu_peers.PEERS or 'all' "
+                        "comma-separated names of analysis.gpu.peers.PEERS or 'all' "
                         "(those not installed are reported, not swept)")
     p.add_argument("--self-test", action="store_true",
                    help="sweep the f64 reference rounded to float32 against itself "
@@ -412,14 +412,14 @@ def _main_gpu(args, argv) -> int:
     if args.self_test or args.kernels != "cpu" or args.workers != 1:
         build_parser().error("--device gpu takes no --self-test, --kernels or --workers "
                              "(it judges the GPU's own float32 kernels, on the GPU)")
-    from analysis import sweep_gpu
+    from analysis.gpu import sweep as sweep_gpu
 
     gpu = sweep_gpu.device_name()
     results = [sweep_gpu.sweep_gpu(name, args.stride, progress=not args.no_progress)
                for name in args.functions]
     missing = {}
     if args.peers:
-        from analysis import gpu_peers
+        from analysis.gpu import peers as gpu_peers
 
         names = None if args.peers == "all" else [s for s in args.peers.split(",") if s]
         try:

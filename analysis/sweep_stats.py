@@ -1,5 +1,5 @@
 """What the exhaustive float32 sweeps share, on the CPU
-(:mod:`analysis.sweep_float32`) and on the GPU (:mod:`analysis.sweep_gpu`):
+(:mod:`analysis.sweep_float32`) and on the GPU (:mod:`analysis.gpu.sweep`):
 the functions they judge, the upstream gradient of each input, and the
 counters of a sweep and the row they become."""
 

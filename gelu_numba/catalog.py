@@ -369,6 +369,11 @@ def approximation_text(key):
     return a.formula, a.source, "closed form" if key in _CLOSED else "fit"
 
 
+def _approximation_name(key):
+    """The record name of approximation ``key`` (its derivative's adds ``_grad``)."""
+    return f"gelu_{key}"
+
+
 def _approximations():
     out = []
     for key in APPROX_ERRORS:
@@ -379,7 +384,7 @@ def _approximations():
         errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
                   f"``|x| = {abs(err.forward_at):.3g}``; derivative {err.grad:.3g} at "
                   f"x = {err.grad_at:.3g}.")
-        name = f"gelu_{key}"
+        name = _approximation_name(key)
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")
         out.append(record(name, f64, f32, 1, f"\n{body}{errors}",
@@ -480,6 +485,21 @@ def registered(*records):
 def lookup(name):
     """The record of ``name``; ``KeyError`` if there is none."""
     return _BY_NAME[name]
+
+
+#: every value of the frontends' ``approximate`` argument: ``"none"`` (the
+#: exact GELU; PyTorch's name for it), then the approximations' keys
+#: (:data:`APPROX_ERRORS`; ``"tanh"`` is PyTorch's and JAX's approximate form)
+APPROXIMATE = ("none", *APPROX_ERRORS)
+
+
+def approximate(key):
+    """The record that ``approximate=key`` selects (:data:`APPROXIMATE`):
+    the exact ``gelu`` for ``"none"``, else ``gelu_<key>``."""
+    if key not in APPROXIMATE:
+        raise ValueError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))} "
+                         f"(got {key!r})")
+    return lookup("gelu" if key == "none" else _approximation_name(key))
 
 
 def antiderivative(name):

@@ -67,7 +67,6 @@ import inspect
 import jax as _jax
 
 from gelu_numba import catalog
-from gelu_numba.approximations import APPROXIMATIONS
 from gelu_numba.internals import jax_dtypes as _jax_dtypes
 from gelu_numba.internals import jax_sharding as _jax_sharding
 from gelu_numba.internals import jax_tracing as _jax_tracing
@@ -91,7 +90,7 @@ EXPORT_CHECKS = (_jax.export.DisabledSafetyCheck.custom_call(TARGET),)
 
 #: every ``approximate`` of :func:`gelu`: False or "none" (the exact GELU),
 #: True or "tanh", and the names of :data:`gelu_numba.approximations.APPROXIMATIONS`
-APPROXIMATE = ("none", *APPROXIMATIONS)
+APPROXIMATE = catalog.APPROXIMATE
 
 
 def _approximation(approximate):
@@ -161,7 +160,7 @@ def gelu(x, approximate=False):
         In x's dtype after promotion.
     """
     name = _approximation(approximate)
-    return _FUNCTIONS["gelu" if name == "none" else f"gelu_{name}"](x)
+    return _FUNCTIONS[catalog.approximate(name).name](x)
 
 
 def soi_map(key, x):

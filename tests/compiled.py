@@ -4,7 +4,7 @@ this folder on sys.path, :func:`without_simulator` puts it on the child's).
 
 The suite may run under numba-cuda's simulator, where nothing is compiled:
 PTX and SASS come from a Python process without it (``cuda.compile_ptx``
-and the test extra's ptxas need no GPU; ``analysis.gpu_sass``'s
+and the test extra's ptxas need no GPU; ``analysis.gpu.sass``'s
 ``without_a_driver`` keeps numba-cuda from looking for one)."""
 
 import json

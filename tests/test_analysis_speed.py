@@ -175,7 +175,7 @@ def test_gpu_gate():
 
 
 def test_gpu_rows_under_simulator():
-    """The conversion of analysis.gpu_throughput's rows (a dry run in the
+    """The conversion of analysis.gpu.throughput's rows (a dry run in the
     simulator): the kernel row's fraction is its bandwidth over the device
     copy's, and the copy row's G elem/s is n at copy bandwidth."""
     pytest.importorskip("numba_cuda")

@@ -93,7 +93,7 @@ def test_the_test_environment_is_pinned_by_its_generator():
         assert have is None or have.split("+")[0] == version, (name, have, version)
 
 
-@pytest.mark.parametrize("generator", ["gpu_docs", "accuracy_docs", "gpu32_docs"])
+@pytest.mark.parametrize("generator", ["gpu.docs", "accuracy_docs", "gpu.gpu32_docs"])
 def test_generated_page_sections_are_the_generators_output(generator):
     import importlib
     gen = importlib.import_module(f"analysis.{generator}")

@@ -120,7 +120,7 @@ _CODE = r"""
 import json, sys
 from numba import cuda
 from numba.core import types
-from analysis.gpu_sass import without_a_driver
+from analysis.gpu.sass import without_a_driver
 without_a_driver()
 from numba.cuda.descriptor import cuda_target
 from gelu_numba import gpu
@@ -538,7 +538,7 @@ def test_a_launcher_with_shared_memory_asks_for_it_in_each_launch(monkeypatch):
 
 
 def test_new_launch_constants_build_a_new_launcher(fake_driver, monkeypatch):
-    # (analysis.gpu_throughput --tune changes them between measurements)
+    # (analysis.gpu.throughput --tune changes them between measurements)
     f, _ = fake_driver
     x = Cai((8,))
     f["gelu"](x)

@@ -521,9 +521,9 @@ def test_soi_map_bad_arguments():
 
 
 def test_throughput_script_runs(tmp_path, capsys):
-    """analysis.gpu_throughput end to end on a tiny size (a dry run under
+    """analysis.gpu.throughput end to end on a tiny size (a dry run under
     the simulator): it prints and writes its report, naming the device."""
-    from analysis import gpu_throughput
+    from analysis.gpu import throughput as gpu_throughput
     out = tmp_path / "report.md"
     assert gpu_throughput.main(["--sizes", "64", "--rounds", "1", "--batch", "1",
                                 "--functions", "gelu,gelu_backward,soi_map",

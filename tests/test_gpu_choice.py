@@ -1,11 +1,11 @@
-"""The float32 kernel a measured device launches: analysis.gpu_choice's
+"""The float32 kernel a measured device launches: analysis.gpu.choice's
 rule on throughput reports, the generated gelu_numba.targets.cuda.choice,
 and GpuFunction.variant reading it."""
 
 import pytest
 
-from analysis import gpu_choice
-from analysis.gpu_throughput import (
+from analysis.gpu import choice as gpu_choice
+from analysis.gpu.throughput import (
     HALF_SHARED_TAG, HOST_CORE_LAUNCH, HOST_DRIVER_LAUNCH, LEAN_SHARED_TAG, LEAN_TAG, VEC4_MARK,
 )
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gpu
 def report(rows, cc="9.0", mark=True, device="NVIDIA H200"):
     """A throughput report of ``rows``: (row name, size, G elem/s[, dtype])."""
     head = (f"# GPU throughput: {device} (132 SMs, compute capability {cc})\n\n"
-            "`python -m analysis.gpu_throughput`, 2026-12-01 10:00 UTC.  "
+            "`python -m analysis.gpu.throughput`, 2026-12-01 10:00 UTC.  "
             + (f"float32 rows: {VEC4_MARK}." if mark else "") + "\n\n"
             "| function | dtype | n | time (µs) | G elem/s | GB/s | copy GB/s | of copy |\n"
             "|---|---|---|---|---|---|---|---|\n")

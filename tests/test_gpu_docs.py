@@ -1,4 +1,4 @@
-"""analysis.gpu_docs on a report of the next run's shape: the rows of the
+"""analysis.gpu.docs on a report of the next run's shape: the rows of the
 kernels timed forced (the lean kernel GPUs with slow FP64 launch, the
 device functions' kernel, lean on wide data, the 2-byte kernels' unrolled
 variant) are ours, each with the accuracy that belongs to it; the lean
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from analysis import gpu_docs
-from analysis import gpu_throughput as gt
+from analysis.gpu import docs as gpu_docs
+from analysis.gpu import throughput as gt
 
 pytestmark = pytest.mark.tools
 

@@ -1,10 +1,10 @@
-"""analysis.gpu_gathers: the sectors a warp's table read touches, counted
+"""analysis.gpu.gathers: the sectors a warp's table read touches, counted
 from the kernels' own indexing."""
 
 import numpy as np
 import pytest
 
-from analysis import gpu_gathers as gg
+from analysis.gpu import gathers as gg
 
 pytestmark = pytest.mark.tools
 
@@ -61,7 +61,7 @@ def test_report_has_each_kernel_and_data(tmp_path):
     out = tmp_path / "g.md"
     assert gg.main(["--n", "4096", "--out", str(out)]) == 0
     text = out.read_text()
-    assert text.startswith("# Table reads") and "python -m analysis.gpu_gathers --n 4096" in text
+    assert text.startswith("# Table reads") and "python -m analysis.gpu.gathers --n 4096" in text
     body = [line for line in text.splitlines() if line.startswith("| `") or
             line.startswith("| lean")]
     assert len(body) == 10

@@ -1,4 +1,4 @@
-"""analysis.gpu_sass: the SASS an H100 runs per element, without a GPU
+"""analysis.gpu.sass: the SASS an H100 runs per element, without a GPU
 (numba-cuda's PTX, ptxas, cuobjdump from the test extra's wheels).  Runs in
 a subprocess: the test process runs numba-cuda's simulator, which has no
 compiler."""
@@ -6,8 +6,8 @@ compiler."""
 import pytest
 from compiled import json_of, without_simulator
 
-from analysis import gpu_sass
-from analysis.gpu_sass import constant_moves, hot_path, loop_body, loop_common_path
+from analysis.gpu import sass as gpu_sass
+from analysis.gpu.sass import constant_moves, hot_path, loop_body, loop_common_path
 
 pytestmark = pytest.mark.gpu
 
@@ -84,7 +84,7 @@ def test_the_common_path_leaves_out_a_skipped_region_with_a_call_only():
 
 
 def test_the_float32_kernels_run_no_fp64_on_the_gpu():
-    run = without_simulator("-m", "analysis.gpu_sass", "--functions",
+    run = without_simulator("-m", "analysis.gpu.sass", "--functions",
                             "gelu,gelu_backward", "--frontier",
                             "analysis/results/sweep_float32_gpu.json")
     rows = {}
@@ -175,7 +175,7 @@ def test_the_float32_kernels_run_no_fp64_on_the_gpu():
 
 
 def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
-    from analysis.gpu_sass_calibration import measured
+    from analysis.gpu.sass_calibration import measured
     text = """
 | function | dtype | n | time µs | G elem/s | GB/s | copy GB/s | of copy |
 |---|---|---|---|---|---|---|---|
@@ -189,10 +189,10 @@ def test_the_calibration_reads_the_float32_rows_of_the_measured_table():
 
 
 def test_calibration_sets_each_timed_kernel_beside_its_bound(tmp_path):
-    # rows of a throughput report (analysis.gpu_throughput's names) -> the
+    # rows of a throughput report (analysis.gpu.throughput's names) -> the
     # kernel each timed, its bound as counted, the copy's rate of the same
     # bytes; peers and other sizes left out
-    from analysis import gpu_throughput as gt
+    from analysis.gpu import throughput as gt
     report = tmp_path / "t.md"
     report.write_text(
         "# GPU throughput: NVIDIA H200 (132 SMs, compute capability 9.0)\n\n"
@@ -290,7 +290,7 @@ def test_the_shared_table_variant_reads_its_table_from_shared_memory():
     # one LDS per element in the loop (ptxas sees the shared address space
     # through the device function) and none in the launched kernel, whose
     # table is in global memory; one block of 1024 threads per SM
-    counts = json_of("import json; from analysis import gpu_sass as g; g.without_a_driver(); "
+    counts = json_of("import json; from analysis.gpu import sass as g; g.without_a_driver(); "
                      "print(json.dumps([g.count_half('gelu', 'float16', v) "
                      "for v in ('shared', '')]))")
     shared, launched = counts

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gpu
 
 _CODE = r"""
 import json, sys
-from analysis.gpu_sass import without_a_driver, _lean_ptx
+from analysis.gpu.sass import without_a_driver, _lean_ptx
 without_a_driver()
 from gelu_numba import catalog
 from compiled import ptx_counts
@@ -52,9 +52,9 @@ def test_launched_kernel_is_float32_without_division_or_calls(ptx_counts, name):
 
 
 def _kernel(name):
-    # one element per thread, the table after the inputs (analysis.gpu_sass
+    # one element per thread, the table after the inputs (analysis.gpu.sass
     # counts the same kernel)
-    from analysis.gpu_sass import lean_kernel
+    from analysis.gpu.sass import lean_kernel
     return cuda.jit(lean_kernel(name, False)[0])
 
 
@@ -84,9 +84,9 @@ def test_the_shared_memory_variant_gives_the_cpu_compilations_bits(name):
     lean_shared.kernel(name)[2, 32](*(cuda.to_device(a) for a in args),
                                     cuda.to_device(catalog.lookup(name).lean32[1]), out)
     if name == "gelu":
-        # the launch analysis.gpu_throughput times (its table, its grid),
+        # the launch analysis.gpu.throughput times (its table, its grid),
         # once: its simulator dry run leaves it out
-        from analysis.gpu_throughput import _lean_shared_call
+        from analysis.gpu.throughput import _lean_shared_call
         timed = cuda.device_array(x.size, np.float32)
         _lean_shared_call(name, (cuda.to_device(x),), timed, 0)()
         assert np.array_equal(timed.copy_to_host().view(np.uint32),

@@ -40,7 +40,7 @@ def test_steps_past_the_total_budget_are_skipped_and_counted(tmp_path):
 def test_torch_cuda_report_dry_run_on_the_cpu(tmp_path):
     # the torch step's measurement, as a dry run of the same code on the CPU
     pytest.importorskip("torch")
-    from analysis import torch_cuda
+    from analysis.gpu import torch_cuda
     out = tmp_path / "torch.md"
     assert torch_cuda.main(["--device", "cpu", "--n", "2**12", "--rounds", "2",
                             "--calls", "5", "--out", str(out)]) == 0

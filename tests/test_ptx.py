@@ -44,7 +44,7 @@ _SIZE = {k: len(p[0][0]) + len(p[0][1]) for k, p in (
 _CODE = r"""
 import json, sys
 from numba import cuda, float32, float64
-from analysis.gpu_sass import without_a_driver
+from analysis.gpu.sass import without_a_driver
 without_a_driver()
 from gelu_numba.gpu import device
 from compiled import ptx_counts

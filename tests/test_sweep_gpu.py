@@ -16,7 +16,7 @@ import pytest
 from compiled import without_simulator
 
 from analysis import sweep_float32 as sf
-from analysis import sweep_gpu
+from analysis.gpu import sweep as sweep_gpu
 
 pytestmark = pytest.mark.gpu
 
@@ -100,9 +100,9 @@ def test_unknown_function():
 
 _PTX = r"""
 from numba import cuda, float32, float64, int64
-from analysis.gpu_sass import without_a_driver
+from analysis.gpu.sass import without_a_driver
 without_a_driver()
-from analysis.sweep_gpu import input_kernel, sweep_kernel
+from analysis.gpu.sweep import input_kernel, sweep_kernel
 for name in ("gelu", "gelu_backward"):
     for given in (False, True):
         ptx, _ = cuda.compile_ptx(
@@ -125,7 +125,7 @@ def test_kernels_compile_for_the_gpu():
 def _own_peer(name, on_stream):
     # gelu_numba.gpu's own function through the peers' path: a call on
     # device arrays that returns a new device array
-    from analysis.gpu_peers import Peer
+    from analysis.gpu.peers import Peer
     from gelu_numba import gpu
     return Peer(f"own_{name}", name, ("float32",), getattr(gpu, name), on_stream)
 
@@ -146,7 +146,7 @@ def test_a_peer_is_swept_on_its_outputs(name):
 def test_a_wrong_peer_is_caught():
     # the tanh form judged as GELU: the CPU sweep of the same callable
     # against the independent reference says what the GPU sweep must find
-    from analysis.gpu_peers import Peer
+    from analysis.gpu.peers import Peer
     from gelu_numba import approximations, gpu
     stride = 2**32 // 53 + 1
     peer = Peer("tanh_as_gelu", "gelu", ("float32",), gpu.gelu_tanh, None)
@@ -166,7 +166,7 @@ def test_a_peer_returning_the_wrong_dtype_is_refused():
 
 
 def test_peers_not_installed_are_named():
-    from analysis import gpu_peers
+    from analysis.gpu import peers as gpu_peers
     ok, missing = gpu_peers.available()
     assert set(ok) | set(missing) == set(gpu_peers.PEERS)
     for why in missing.values():
@@ -180,7 +180,7 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
 
     from numba import cuda
 
-    from analysis import gpu_throughput
+    from analysis.gpu import throughput as gpu_throughput
     from gelu_numba import gpu
     peers = [_own_peer("gelu", lambda stream: contextlib.nullcontext()),
              _own_peer("gelu_backward", None)]
@@ -199,7 +199,7 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert not by[("own_gelu", "float32")]["host_timed"]
     assert all(r["t_median"] > 0 for r in rows)
     # a peer that fails costs its row, named on stderr, not the run
-    from analysis.gpu_peers import Peer
+    from analysis.gpu.peers import Peer
 
     def broken(x):
         raise RuntimeError("no such dtype here")
@@ -218,7 +218,7 @@ def test_throughput_times_peers_on_the_same_buffers(tmp_path):
     assert "`own_gelu_backward` (host-timed)" in text
     assert "peer `torch_gelu` not measured: no CUDA" in text
     assert "Exhaustive float32 accuracy on simulator" in text
-    # (analysis.gpu_sass reads which float32 loops the run timed from it)
+    # (analysis.gpu.sass reads which float32 loops the run timed from it)
     assert gpu_throughput.VEC4_MARK in text
 
 
@@ -228,7 +228,7 @@ def test_the_float64_arithmetic_variant_is_the_cpu_kernel_on_the_gpu_path(name):
     # gelu_numba.gpu's; its GPU sweep must be the CPU sweep of the CPU ufunc
     # (both against independent references), within the CPU's bound
     import gelu_numba
-    from analysis import gpu_peers
+    from analysis.gpu import peers as gpu_peers
     from gelu_numba import catalog
     peer_name = {"gelu": "gelu_numba_f64_arith",
                  "gelu_backward": "gelu_numba_f64_arith_backward"}.get(
@@ -253,7 +253,7 @@ def test_the_lean_peer_is_the_lean_kernel_on_the_gpu_path(name):
     # gelu_numba_lean32_<name>: the kernel devices without full-rate FP64
     # launch, forced; its GPU sweep must be the CPU sweep of the lean
     # kernel's CPU compilation, which the exhaustive sweep judged
-    from analysis import gpu_peers
+    from analysis.gpu import peers as gpu_peers
     ok, _ = gpu_peers.available([f"gelu_numba_lean32_{name}"])
     peer = ok[f"gelu_numba_lean32_{name}"]
     assert (peer.function, peer.dtypes, peer.event_timed) == (name, ("float32",), True)
@@ -273,7 +273,7 @@ def test_the_copy_roofline_kernel_copies(dtype):
     # host-bound sizes): it copies every element, and checks that it does
     from numba import cuda
 
-    from analysis import gpu_throughput
+    from analysis.gpu import throughput as gpu_throughput
     stream = cuda.stream()
     x = cuda.to_device((np.arange(2500) % 977).astype(dtype))
     out = cuda.device_array_like(x)

@@ -67,7 +67,7 @@ def test_16_byte_loads_take_float32_contiguous_operands_only():
 _CODE = r"""
 import json, sys
 from numba import float32, float64
-from analysis import gpu_sass
+from analysis.gpu import sass as gpu_sass
 gpu_sass.without_a_driver()
 from gelu_numba import catalog
 

@@ -29,7 +29,7 @@ coefficient tables once into registers; the repository's
 ``benchmarks/results/gpu_sass_sm90.md``), except where that device's own
 measurements found the lean kernel faster (both below 1 ulp on every
 input: :mod:`gelu_numba.targets.cuda.choice`, generated from the GPU runs
-by ``python -m analysis.gpu_choice --update``).  The choice is one method,
+by ``python -m analysis.gpu.choice --update``).  The choice is one method,
 :meth:`GpuFunction.variant <gelu_numba.targets.cuda.function.GpuFunction.variant>`.
 The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
 always compute in float32 arithmetic with

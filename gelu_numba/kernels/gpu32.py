@@ -63,7 +63,7 @@ its ``analysis/results/sweep_float32_gpu32.json``):
 Instructions per element: no float64 instruction at all (the repository's
 ``tests/test_ptx.py`` asserts it); the SASS of each launched kernel, per
 element, beside the float64-arithmetic float32 kernels: the repository's
-``python -m analysis.gpu_sass`` (``benchmarks/results/gpu_sass_sm90.md``).
+``python -m analysis.gpu.sass`` (``benchmarks/results/gpu_sass_sm90.md``).
 
 CUDA compiles the same operations: every float32 product or sum that could
 be contracted into an FMA is an explicit ``mul_rn``/``add_rn`` (PTX

@@ -133,7 +133,7 @@ def _round_float16_cuda():
 # it, and a CPU without F16C has no conversion instruction); compiled for
 # CUDA the hardware's conversions, the same values (the repository's
 # tests/test_half_loops.py checks the rounding against NumPy's IEEE cast),
-# in fewer instructions (python -m analysis.gpu_sass counts float16's
+# in fewer instructions (python -m analysis.gpu.sass counts float16's
 # backward kernel)
 decode_float16 = per_target("decode_float16", _decode_float16, _decode_float16_cuda)
 round_float16 = per_target("round_float16", _round_float16, _round_float16_cuda)

@@ -56,7 +56,7 @@ kernel loads them from a device array once, before its loop
 (the ``_t`` forms, a catalog record's ``tabled``; ``gelu_numba.targets.cuda.codegen``), because ptxas puts a
 float64 literal into registers again for every element, two instructions
 each (no SASS instruction takes a 64-bit immediate; the repository's
-``python -m analysis.gpu_sass`` counts them).  The same operations in the
+``python -m analysis.gpu.sass`` counts them).  The same operations in the
 same order either way: the same bits.
 """
 

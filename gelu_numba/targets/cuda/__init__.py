@@ -29,7 +29,7 @@ them (it needs numba-cuda).
     device with their tables.
 ``choice``
     The float32 kernel each measured device launches (generated from the
-    GPU runs by ``python -m analysis.gpu_choice --update``).
+    GPU runs by ``python -m analysis.gpu.choice --update``).
 ``half_kernels``
     The 2-byte kernels (float16 and bfloat16 bit patterns).
 ``soi_kernel``

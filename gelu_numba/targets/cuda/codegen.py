@@ -67,11 +67,11 @@ def kernel({args}, out):
 # before any is computed.  With one 4-byte load in flight per thread, an
 # H100 SM (2048 threads) has 8 KiB outstanding, about half of what its share
 # of HBM bandwidth times latency needs, and float32 gelu ran at 46 % of a
-# copy's bandwidth (analysis/gpu_throughput.py).
+# copy's bandwidth (analysis/gpu/throughput.py).
 # The indices are unsigned (uint64 throughout: a mixed signed/unsigned sum
 # would be a float64 in Numba): with a signed index Numba adds the length to
 # a negative one, about 5 integer instructions per array and element that
-# ptxas cannot drop (python -m analysis.gpu_sass counts the loop; the rows of
+# ptxas cannot drop (python -m analysis.gpu.sass counts the loop; the rows of
 # benchmarks/results/gpu_sass_sm90.md are with unsigned indices).
 #
 # With ``tables`` (a kernel whose coefficient tables are an argument:

@@ -9,7 +9,7 @@ its pointers and length into numba's array ABI (per array: meminfo,
 parent, nitems, itemsize, data, shape, strides) and hands them to
 ``cuda.core.launch``, the call numba-cuda itself makes after its typing
 and argument conversion (the host time per call of each path: the
-repository's ``python -m analysis.gpu_throughput``, on the GPU results
+repository's ``python -m analysis.gpu.throughput``, on the GPU results
 page).  Before its first use on a device each fast launcher runs a probe
 through both paths and compares the bits (:func:`checked_launcher`); a
 difference (a numba-cuda whose ABI moved) disables it with a warning.
@@ -335,7 +335,7 @@ class FastLaunch:
         whose pointer array is the ``kernelParams``.  Every launch takes it
         on a device whose host-time measurements found it the cheaper call
         (:func:`~gelu_numba.targets.cuda.variants.measured_choice` of
-        ``"launch"``); ``analysis.gpu_throughput`` times both."""
+        ``"launch"``); ``analysis.gpu.throughput`` times both."""
         if not hasattr(self._bound, "done"):
             self._bind()
         words = pack_arguments(pointers, n, self._itemsize, self._fixed, self._lanes)

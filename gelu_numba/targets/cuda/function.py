@@ -120,7 +120,7 @@ class GpuFunction:
     #: (:mod:`gelu_numba.kernels.lean32`, its table the last argument),
     #: which devices without full-rate FP64 launch; a callable, or None
     lean32 = None
-    #: a variant to run whatever the device (analysis.gpu_peers' lean
+    #: a variant to run whatever the device (analysis.gpu.peers' lean
     #: peers), or None: :meth:`variant` chooses by the device
     forced = None
 
@@ -133,7 +133,7 @@ class GpuFunction:
         (:func:`~gelu_numba.targets.cuda.variants.measured_choice`; both
         below 1 ulp); elsewhere ``"lean32"`` where the record has one.
         ``fp64``, ``lean32``: force the choice either way
-        (analysis.gpu_sass, analysis.gpu_throughput)."""
+        (analysis.gpu.sass, analysis.gpu.throughput)."""
         if loop != "f" or self.fp64_device is None:
             return None
         if fp64 is None and lean32 is None and self.forced is not None:

@@ -30,6 +30,7 @@ import numpy as np
 from numba import cuda, typeof
 from numba.core import types
 
+from gelu_numba import catalog
 from gelu_numba.kernels import half_rounding as kernels
 from gelu_numba.targets.cpu import half_loops as half
 # (modules whose values the tests and tools set: read at each use)
@@ -86,7 +87,7 @@ LANES = 4
 #: words per thread and trip of the wide kernels, all loaded before the
 #: first table read: 16 bytes of each operand in flight per thread, eight
 #: times what one 2-byte load per thread keeps (an SM's share of the
-#: memory's bandwidth times its latency: analysis.gpu_sass.latency_bound)
+#: memory's bandwidth times its latency: analysis.gpu.sass.latency_bound)
 WORDS = 2
 #: the bytes of a word, the alignment the wide kernels need
 WORD_BYTES = 8
@@ -150,16 +151,16 @@ def wide_kernel(name, fmt, words, streaming=False, shared=False):
     ``fmt`` bits, 8-byte words at a time: ``words`` words of each operand
     per thread and trip, loaded (in the source) before any is looked up;
     ptxas keeps them ahead for two words, not all of four
-    (``analysis.gpu_sass.bytes_in_flight``).  Arguments:
+    (``analysis.gpu.sass.bytes_in_flight``).  Arguments:
     each input as (words, elements), the table, then ``out`` the same way
     (:func:`wide_operands`); same bits as :func:`lookup_kernel` and
     :func:`backward_kernel`.  ``streaming``: the words loaded and stored
     with the evict-first hint (:func:`~gelu_numba.targets.cuda.vector_io.load_streaming`),
     so that the data streaming through L1 leaves the table's lines there: a
-    variant ``analysis.gpu_throughput`` times, not launched.  ``shared``:
+    variant ``analysis.gpu.throughput`` times, not launched.  ``shared``:
     the table, passed as 8-byte words, copied into each block's shared
     memory first (:func:`shared_kernel`)."""
-    nin = 2 if name == "gelu_backward" else 1
+    nin = catalog.lookup(name).nin
     pad = " " * 8
     load, store = (("load_streaming(w{k}, i + s{u})", "store_streaming(wout, i + s{u}, r{u})")
                    if streaming else ("w{k}[i + s{u}]", "wout[i + s{u}] = r{u}"))
@@ -209,12 +210,12 @@ def shared_kernel(name, fmt):
     shared memory, then runs the wide kernel's loop reading that copy.  A
     warp's 32 table reads are then served by shared memory's 32 banks (a
     pass per conflict: a few for random entries), where through L1 they
-    touch up to 32 sectors (``python -m analysis.gpu_gathers``) and, for a
+    touch up to 32 sectors (``python -m analysis.gpu.gathers``) and, for a
     table whose touched part the streamed data evicts from L1, go to L2.
     Same bits as :func:`wide_kernel`.  One block of
     :data:`SHARED_THREADS` per SM (:func:`launch_shared`); ``gelu_numba``
     launches it where a device's measurements chose it
-    (:func:`fast_launcher`), and ``analysis.gpu_throughput`` times it beside
+    (:func:`fast_launcher`), and ``analysis.gpu.throughput`` times it beside
     :func:`wide_kernel`."""
     if name == "gelu_backward":
         raise ValueError("the shared-memory table is for the uint16 tables "
@@ -262,9 +263,9 @@ def unrolled_kernel(name, fmt):
     (:data:`gelu_numba.targets.cuda.codegen.FLAT_LOOP`): ``UNROLL`` 2-byte
     elements per thread and trip, all loaded before any is looked up; same
     arguments and bits as :func:`lookup_kernel`.  Not launched: timed by
-    ``analysis.gpu_throughput`` beside the wide kernels, which keep twice
+    ``analysis.gpu.throughput`` beside the wide kernels, which keep twice
     its bytes in flight with a quarter of its loads."""
-    nin = 2 if name == "gelu_backward" else 1
+    nin = catalog.lookup(name).nin
     dev = _backward_element(fmt) if nin == 2 else _gelu_element
     return generate(FLAT_LOOP, {"dev": dev, "cast": np.uint16},
                     **flat_fields(nin, launch.UNROLL, passed="table"))
@@ -387,7 +388,7 @@ def fast_launcher(name, fmt):
         return _FAST[key]
     except KeyError:
         pass
-    nin = 2 if name == "gelu_backward" else 1
+    nin = catalog.lookup(name).nin
     narrow = backward_kernel(fmt) if nin == 2 else lookup_kernel
     # (uint16: a pointer has no dtype, and the kernel's stores need no cast)
     patterns = np.arange(2**16, dtype=np.uint32).astype(np.uint16)

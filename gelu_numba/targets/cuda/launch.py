@@ -8,7 +8,7 @@ thread, four blocks of one thread.
 
 The other modules of :mod:`gelu_numba.targets.cuda` read the launch
 constants as attributes of this module at each use (``launch.UNROLL``),
-so that a value set here (``analysis.gpu_throughput --tune``, the tests)
+so that a value set here (``analysis.gpu.throughput --tune``, the tests)
 reaches every kernel and launcher built after it.
 """
 

@@ -1,12 +1,12 @@
 """The lean float32 kernels with their table in shared memory: a variant
-that :mod:`analysis.gpu_throughput` times beside the launched one, and
+that :mod:`analysis.gpu.throughput` times beside the launched one, and
 that a device launches where its measurements chose it
 (:func:`~gelu_numba.targets.cuda.variants.measured_choice`).
 
 The launched lean kernel (:mod:`gelu_numba.kernels.lean32`) reads its
 table's columns from device memory through L1, where a warp's read of one
 column touches as many 32-byte sectors as its lanes' rows fall in
-(``python -m analysis.gpu_gathers``: a few for standard-normal data, many
+(``python -m analysis.gpu.gathers``: a few for standard-normal data, many
 for data spread wider).  Here each block first copies the whole table
 (``ROWS * WIDTH`` float32) into its shared memory, then runs the loop the
 launched kernel runs on 16-byte aligned operands (16-byte loads and stores,

@@ -7,7 +7,7 @@ array ``a`` as a 4-tuple, and ``store4(a, i, x0, x1, x2, x3)`` writes them:
 in a kernel one ``ld.global.v4.f32`` / ``st.global.v4.f32`` each (PTX), so
 that a thread has all 16 bytes in flight at once, which ptxas cannot undo
 by interleaving the loads with the arithmetic (as it does with four 4-byte
-loads: ``analysis.gpu_sass.bytes_in_flight``).  The access is declared
+loads: ``analysis.gpu.sass.bytes_in_flight``).  The access is declared
 16-byte aligned: the caller checks that the array's data pointer is, since
 a misaligned vector access is an error on the device.
 

@@ -9,7 +9,7 @@ naming what is accepted.
 
 import torch
 
-from gelu_numba.catalog import APPROX_ERRORS
+from gelu_numba import catalog
 
 
 #: tensor dtypes with a kernel: the ufuncs' own, and the half types that
@@ -23,7 +23,7 @@ DEVICES = ("cpu", "cuda")
 SHAPE_ONLY = ("meta",)
 
 #: every value of ``approximate``: the exact GELU, then the registry
-APPROXIMATE = ("none", *APPROX_ERRORS)
+APPROXIMATE = catalog.APPROXIMATE
 
 ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
 ACCEPTED_DEVICES = "CPU or CUDA (and meta, shapes only)"

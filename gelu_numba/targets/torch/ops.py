@@ -38,7 +38,7 @@ def _names(approximate):
     """The ufunc names of f, of dy * f' (its fused backward, else f') and of
     f'' (None where the catalog has no record of it), from the catalog's
     derivative links."""
-    f = catalog.lookup("gelu" if approximate == "none" else f"gelu_{approximate}")
+    f = catalog.approximate(approximate)
     return f.name, f.backward or f.derivative, catalog.lookup(f.derivative).derivative
 
 

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m analysis.gpu_throughput [--sizes 2**12,2**20,2**26]
+    python -m analysis.gpu.throughput [--sizes 2**12,2**20,2**26]
         [--functions gelu,gelu_backward] [--all-functions] [--tune]
         [--peers all|none|torch_gelu,...] [--accuracy SWEEP.json]
         [--rounds 15] [--batch 20] [--out FILE]
@@ -22,7 +22,7 @@ the copy's.  Everything runs on one non-default stream.  Below about 2**22
 elements a call costs its host-side launch (the report's host-time
 table), not the kernel: the fractions there measure that overhead.
 
-Peers (:mod:`analysis.gpu_peers`: PyTorch CUDA ``F.gelu`` in both forms
+Peers (:mod:`analysis.gpu.peers`: PyTorch CUDA ``F.gelu`` in both forms
 and ``aten.gelu_backward``, JAX, CuPy; those installed with GPU support)
 run on the same device buffers, each as its users call it (a new output
 from its own allocator), timed the same way on the same stream (JAX, which
@@ -89,7 +89,7 @@ def _sizes(text):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_throughput",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.throughput",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=_sizes, default=_sizes("2**12,2**16,2**20,2**24,2**26"),
                    help="array sizes (default 2**12,2**16,2**20,2**24,2**26)")
@@ -105,7 +105,7 @@ def parse_args(argv):
                    help="size of the CPU comparison (default 2**26)")
     p.add_argument("--peers", default="all",
                    help="other libraries' GELUs on the same buffers: 'all' (those installed, "
-                        "the default), 'none', or names from analysis.gpu_peers.PEERS")
+                        "the default), 'none', or names from analysis.gpu.peers.PEERS")
     p.add_argument("--accuracy", default=None,
                    help="JSON of a GPU sweep (analysis.sweep_float32 --device gpu --peers all "
                         "--out ...) to report beside the timings")
@@ -241,7 +241,7 @@ HALF_TAGS = (HALF_UNROLLED_TAG, HALF_NARROW_TAG, HALF_WIDE4_TAG, HALF_STREAMING_
 #: gelu's 2-byte kernel with its 128 KB table in shared memory, one block of
 #: 1024 threads per SM (half_kernels.shared_kernel; gelu_backward's 512 KB
 #: table does not fit), launched where a device's run timed it faster
-#: (analysis.gpu_choice): timed on a device only (under the simulator each
+#: (analysis.gpu.choice): timed on a device only (under the simulator each
 #: block copies the table in Python)
 HALF_SHARED_TAG = "(table in shared memory)"
 
@@ -314,7 +314,7 @@ F32_TAG = "(float32 arithmetic: the device functions' kernel)"
 #: read rows far apart (more L1 sectors per table read)
 LEAN_WIDE = "gelu (lean32, x spread 8x)"
 #: the tags of these rows in reports of runs before the lean kernels were
-#: launched (2026-11-26 08:31 and earlier), which analysis.gpu_docs reads
+#: launched (2026-11-26 08:31 and earlier), which analysis.gpu.docs reads
 OLD_LEAN_TAG = "(lean32: one table row, not launched yet)"
 OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
 #: the forced choices of each tag (GpuFunction.variant's arguments); each
@@ -322,14 +322,14 @@ OLD_F32_TAG = "(float32 arithmetic: what GPUs with slow FP64 launch)"
 FORCED = {LEAN_TAG: {"fp64": False, "lean32": True, "vec4": True},
           F32_TAG: {"fp64": False, "lean32": False, "vec4": True}}
 #: the words of a report whose float32 rows timed the loops of 16-byte loads
-#: and stores (analysis.gpu_sass counts the kernels a report names)
+#: and stores (analysis.gpu.sass counts the kernels a report names)
 VEC4_MARK = "16-byte loads and stores"
 #: the launched float32 call on views one element into their arrays: not
 #: 16-byte aligned, so the loop of 4-byte loads (a tensor's view, say)
 F32_NARROW_TAG = "(4-byte loads: unaligned operands)"
 #: the lean kernel with its table copied into each block's shared memory
 #: (gelu_numba.targets.cuda.lean_shared: the same bits; launched where a
-#: device's run timed it fastest, analysis.gpu_choice), on standard-normal
+#: device's run timed it fastest, analysis.gpu.choice), on standard-normal
 #: data and spread 8x
 LEAN_SHARED_TAG = "(lean32, table in shared memory)"
 LEAN_SHARED_WIDE = "gelu (lean32, table in shared memory, x spread 8x)"
@@ -363,7 +363,7 @@ def _forced_call(f, args, out, stream, **choice):
 
 def measure(names, sizes, rounds, batch, cuda, gpu, sort=False, peers=(), dtypes=DTYPES):
     """Rows of timings: ``names`` of gelu_numba.gpu, then the ``peers``
-    (:class:`analysis.gpu_peers.Peer`) on the same buffers, for each of
+    (:class:`analysis.gpu.peers.Peer`) on the same buffers, for each of
     ``dtypes`` (those of :data:`HALF`: the 2-byte kernels of ``names`` in
     :data:`HALF_FUNCTIONS`)."""
     from gelu_numba.targets import cuda as target
@@ -547,7 +547,7 @@ def host_costs(cuda, gpu, n, rounds, batch):
 
 
 #: the host table's rows of the fast launch's two ways to call the driver
-#: (analysis.gpu_choice chooses between them)
+#: (analysis.gpu.choice chooses between them)
 HOST_CORE_LAUNCH = "part: the fast launcher alone (packed pointers; `cuda.core.launch`)"
 HOST_DRIVER_LAUNCH = ("part: the same launch through `cuLaunchKernel` (cuda.bindings; "
                       "the parameters written into a kept buffer)")
@@ -635,7 +635,7 @@ def report(dev, rows, extra_rows, cpu, tune_rows, regs, argv, missing=None, accu
            host=None):
     lines = [f"# GPU throughput: {dev['name']} ({dev['sms']} SMs, compute capability {dev['cc']})",
              "",
-             f"`python -m analysis.gpu_throughput {' '.join(argv)}`, "
+             f"`python -m analysis.gpu.throughput {' '.join(argv)}`, "
              f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.  Input on the device, "
              "`out=` preallocated; time per call from CUDA events around back-to-back "
              "calls, median of the rounds.  Fraction: bandwidth over that of a "
@@ -728,7 +728,7 @@ def main(argv=None):
     print(f"device: {dev['name']} ({dev['sms']} SMs, cc {dev['cc']})", flush=True)
     peers, missing = {}, {}
     if args.peers != "none":
-        from analysis import gpu_peers
+        from analysis.gpu import peers as gpu_peers
         try:
             peers, missing = gpu_peers.available(
                 None if args.peers == "all" else [s for s in args.peers.split(",") if s])

@@ -3,7 +3,7 @@ function for an H100 (sm_90), counted on the hot path.
 
 Usage::
 
-    python -m analysis.gpu_sass [--functions gelu,gelu_backward,...] [--out FILE]
+    python -m analysis.gpu.sass [--functions gelu,gelu_backward,...] [--out FILE]
 
 Method
 ------
@@ -67,7 +67,7 @@ elements per second, measured with ``cuMemcpyDtoD`` on an H100 on
 three arrays where the copy moves two): a kernel whose bound is below the
 copy cannot run at copy speed. These are estimates from static code, not
 measurements; the float32 kernels timed on an H100 on 2026-11-22 ran at
-84-90 % of their bound (``python -m analysis.gpu_sass_calibration``, which
+84-90 % of their bound (``python -m analysis.gpu.sass_calibration``, which
 counts that commit's kernels).  ``--measured`` sets each kernel's speed in
 the last GPU run's throughput report beside its bound and the copy's rate
 (:func:`calibration`): how far the bound is from what runs, per kind of
@@ -491,7 +491,7 @@ def count_half(name: str, fmt: str, variant: str = "") -> dict:
 
 
 #: the naive float32 GELUs of the frontier: (label, the sweep's row of the
-#: same formula (analysis.gpu_peers, CuPy's), the scalar function)
+#: same formula (analysis.gpu.peers, CuPy's), the scalar function)
 _NAIVE = (
     ("`x 0.5 erfcf(-x 0.70710678)`, float32 (CUDA's erfcf)", "cupy_erfcf",
      "lambda x: x * np.float32(0.5) * math.erfc(-x * np.float32(0.70710678))"),
@@ -559,7 +559,7 @@ def frontier(sweep_path, counts=None) -> str:
 
 
 #: the exhaustive sweep of the lean kernels' CPU compilation
-LEAN_SWEEP = Path(__file__).resolve().parent / "results" / "sweep_float32_lean32.json"
+LEAN_SWEEP = Path(__file__).resolve().parents[1] / "results" / "sweep_float32_lean32.json"
 
 
 _LABELS = {"lean32": "float32, float32 arithmetic, one table row, no division "
@@ -627,17 +627,17 @@ def _half_label(key):
 
 
 #: the last GPU run's throughput report, which :func:`calibration` reads
-MEASURED = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / \
+MEASURED = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / \
     "gpu_throughput_h200.md"
 
 
 def _measured_kernel(name, dtype, full_fp64, vec4=True):
     """``(function, variant or 2-byte format)`` that the throughput
     report's row ``name``/``dtype`` timed (the row names of
-    :mod:`analysis.gpu_throughput`), or None (a peer's row).  ``vec4``:
+    :mod:`analysis.gpu.throughput`), or None (a peer's row).  ``vec4``:
     whether the report's float32 rows timed the 16-byte loads (a report
     that does not say so is of the loops of 4-byte loads)."""
-    from analysis import gpu_throughput as gt
+    from analysis.gpu import throughput as gt
 
     if dtype == "float32" and (not vec4 or name.endswith(gt.F32_NARROW_TAG)):
         name = name.removesuffix(" " + gt.F32_NARROW_TAG)
@@ -668,7 +668,7 @@ def calibration(counts, path=MEASURED, size="2^28", compute=False) -> str:
     from the same report: which of the two limits each kernel, and how
     close it comes.  ``compute``: count the kernels a row timed that
     ``counts`` lacks (into it), rather than leave the row out."""
-    from analysis import gpu_throughput as gt
+    from analysis.gpu import throughput as gt
     from gelu_numba import catalog
     from gelu_numba.targets.cuda import FULL_RATE_FP64
 
@@ -717,7 +717,7 @@ def calibration(counts, path=MEASURED, size="2^28", compute=False) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_sass",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.sass",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--functions", default=",".join(CORE))
     p.add_argument("--out", help="also write the markdown table here")
@@ -735,10 +735,10 @@ def main(argv=None) -> int:
     counts = {}
     text = ("SASS per element for sm_90 (ptxas -O3): the hot path of a one-element "
             "kernel, and the launched kernel's unrolled loop per element, which gives "
-            "the issue bound for an H100 SXM (python -m analysis.gpu_sass)\n\n"
+            "the issue bound for an H100 SXM (python -m analysis.gpu.sass)\n\n"
             + table([s for s in args.functions.split(",") if s], counts) + "\n")
     if args.frontier:
-        text += ("\nThe frontier of float32 gelu (python -m analysis.gpu_sass --frontier "
+        text += ("\nThe frontier of float32 gelu (python -m analysis.gpu.sass --frontier "
                  f"{args.frontier}): SASS per element of the launched loop on sm_90, "
                  "max ulp from that GPU sweep\n\n" + frontier(args.frontier, counts) + "\n")
     for measured in args.measured or ():
@@ -750,7 +750,7 @@ def main(argv=None) -> int:
         given = " ".join(sys.argv[1:] if argv is None else argv)
         Path(args.out).write_text(
             "# SASS per element for an H100 or H200 (sm_90), counted without a GPU\n\n"
-            f"`python -m analysis.gpu_sass {given}` (numba-cuda {numba_cuda.__version__}; "
+            f"`python -m analysis.gpu.sass {given}` (numba-cuda {numba_cuda.__version__}; "
             "generated: do not edit)\n\n" + text)
     return 0
 

@@ -3,7 +3,7 @@ and forward + backward time.
 
 Usage::
 
-    python -m analysis.torch_cuda [--device cuda] [--n 2**24] [--rounds 15]
+    python -m analysis.gpu.torch_cuda [--device cuda] [--n 2**24] [--rounds 15]
         [--out FILE]
 
 Host time per call: ``calls`` back-to-back forward calls on a 1024-element
@@ -34,7 +34,7 @@ from analysis.common import int_arg
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="python -m analysis.torch_cuda",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.torch_cuda",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--n", type=int_arg, default=2**24)
@@ -166,13 +166,13 @@ def forward_backward_ms(device, n, dtype, rounds, steps=1):
 def report(args):
     import torch
     if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("analysis.torch_cuda: PyTorch sees no CUDA device "
+        raise SystemExit("analysis.gpu.torch_cuda: PyTorch sees no CUDA device "
                          "(--device cpu is a dry run)")
     name = (torch.cuda.get_device_name() if args.device == "cuda"
             else f"CPU dry run ({torch.get_num_threads()} threads)")
     lines = [f"# gelu_numba.torch against nn.GELU on {name}", "",
              f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, torch {torch.__version__}, "
-             f"`python -m analysis.torch_cuda --device {args.device} --n {args.n} "
+             f"`python -m analysis.gpu.torch_cuda --device {args.device} --n {args.n} "
              f"--rounds {args.rounds} --steps {args.steps}`", "",
              "| host time per call (1024 elements) | µs |", "|---|---:|"]
     for fn, us in host_us(args.device, args.calls, args.rounds).items():

@@ -1,16 +1,16 @@
-"""How far the H100 issue bound of :mod:`analysis.gpu_sass` is from the
+"""How far the H100 issue bound of :mod:`analysis.gpu.sass` is from the
 kernels' measured speed: the float32 kernels that were timed on an H100
 (2026-11-22, ``benchmarks/results/gpu_throughput_h100.md``, committed in
-``a297bd8``) counted the way ``gpu_sass`` counts today's.
+``a297bd8``) counted the way :mod:`analysis.gpu.sass` counts today's.
 
 Usage::
 
-    python -m analysis.gpu_sass_calibration [--commit a297bd8]
+    python -m analysis.gpu.sass_calibration [--commit a297bd8]
 
 It checks the commit out in a temporary git worktree, compiles that tree's
 launched kernel (its flat grid-stride loop, ``gelu_numba/gpu/target.py``)
 for float32 with that tree's device functions, counts the loop per element
-with this tree's :func:`analysis.gpu_sass.loop_body`, and sets the bound
+with this tree's :func:`analysis.gpu.sass.loop_body`, and sets the bound
 beside the 2^26-element float32 rows of the measured table.  Needs git and
 the repository's history, and the test extra's ptxas and cuobjdump; no GPU.
 """
@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MEASURED = ROOT / "benchmarks" / "results" / "gpu_throughput_h100.md"
 FUNCTIONS = ("gelu", "gelu_backward", "gelu_grad", "ndtr")
 
@@ -63,12 +63,12 @@ def measured(text: str, size: str = "2^26") -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_sass_calibration",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.sass_calibration",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--commit", default="a297bd8",
                    help="the commit whose kernels the measured table timed")
     args = p.parse_args(argv)
-    from analysis.gpu_sass import issue_bound
+    from analysis.gpu.sass import issue_bound
 
     rates = measured(MEASURED.read_text())
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
                         args.commit], check=True, capture_output=True)
         try:
             run = subprocess.run([sys.executable, "-c", _COUNT,
-                                  str(ROOT / "analysis" / "gpu_sass.py"), *FUNCTIONS],
+                                  str(ROOT / "analysis" / "gpu" / "sass.py"), *FUNCTIONS],
                                  env=dict(env, PYTHONPATH=tree), cwd=tmp,
                                  capture_output=True, text=True, check=True)
         finally:

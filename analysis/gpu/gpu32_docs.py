@@ -3,7 +3,7 @@ guide (``docs/guide/gpu.md``), generated from the committed sweeps.
 
 Usage::
 
-    python -m analysis.gpu32_docs [--update]
+    python -m analysis.gpu.gpu32_docs [--update]
 
 Sources: ``analysis/results/sweep_float32_gpu32.json`` (``python -m
 analysis.sweep_float32 --kernels gpu32 --workers 2``: the device functions'
@@ -25,7 +25,7 @@ from pathlib import Path
 from analysis.common import section_main
 from analysis.sweep_float32 import markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "guide" / "gpu.md"
 RESULTS = ROOT / "analysis" / "results"
 SWEEPS = (("The device functions' float32-arithmetic kernels (`kernels.gpu32`; "
@@ -45,7 +45,7 @@ def section():
 
 
 def main(argv=None):
-    return section_main(argv, "python -m analysis.gpu32_docs", __doc__, PAGE, MARKERS, section)
+    return section_main(argv, "python -m analysis.gpu.gpu32_docs", __doc__, PAGE, MARKERS, section)
 
 
 if __name__ == "__main__":

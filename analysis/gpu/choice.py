@@ -4,7 +4,7 @@ with each kernel's speed and accuracy beside the choice.
 
 Usage::
 
-    python -m analysis.gpu_choice [--update]
+    python -m analysis.gpu.choice [--update]
 
 On a device with full-rate FP64 two float32 kernels of ``gelu``,
 ``gelu_grad``, ``gelu_backward`` and ``ndtr`` stay below 1 ulp on all 2^32
@@ -13,7 +13,7 @@ and the lean float32 kernel (``"lean32"``, fewer instructions).  Which
 is faster depends on the device (its FP64 rate, its memory's speed) and on
 the function.  For each report ``benchmarks/results/gpu_throughput_*.md``
 that timed the kernels as they are now (its float32 rows say
-``gpu_throughput.VEC4_MARK``) of a device with full-rate FP64, each
+``throughput.VEC4_MARK``) of a device with full-rate FP64, each
 function launches the lean kernel where its row at the largest size is
 faster than the float64-arithmetic kernel's by at least
 :data:`MARGIN`, else the float64-arithmetic kernel (the better bound is
@@ -44,7 +44,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "gelu_numba" / "targets" / "cuda" / "choice.py"
 REPORTS = ROOT / "benchmarks" / "results"
 LEAN_SWEEP = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
@@ -54,7 +54,7 @@ FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward", "ndtr")
 HALF_FORMATS = ("bfloat16", "float16")
 #: how much faster (or cheaper) an alternative must run to be chosen
 MARGIN = 0.05
-COMMAND = "python -m analysis.gpu_choice --update"
+COMMAND = "python -m analysis.gpu.choice --update"
 
 
 def _rows(text):
@@ -100,7 +100,7 @@ def choose(text):
     against in ``"shared"`` memory: same bits, where the report timed
     both); ``"launch"`` (``"cuda.core"`` against ``"cuLaunchKernel"``,
     from the host-time table, in µs per call)."""
-    from analysis.gpu_throughput import (
+    from analysis.gpu.throughput import (
         HALF_SHARED_TAG, HOST_CORE_LAUNCH, HOST_DRIVER_LAUNCH, LEAN_SHARED_TAG, LEAN_TAG,
         VEC4_MARK,
     )
@@ -110,7 +110,7 @@ def choose(text):
     head = re.match(r"# GPU throughput: (.*?) \(\d+ SMs, compute capability (\d+)\.(\d+)\)",
                     text)
     if head is None:
-        raise ValueError("not a report of python -m analysis.gpu_throughput")
+        raise ValueError("not a report of python -m analysis.gpu.throughput")
     name, cc = head.group(1), (int(head.group(2)), int(head.group(3)))
     rows = _rows(text)
     chosen = {}
@@ -216,7 +216,7 @@ On a device with full-rate FP64, ``gelu``, ``gelu_grad``, ``gelu_backward``
 and ``ndtr`` each launch their lean float32 kernel (the faster of its two
 forms: its table through L1, or in shared memory) where the device's
 report timed it faster than the float64-arithmetic kernel at its largest
-size by at least the margin ``analysis.gpu_choice.MARGIN``, else the
+size by at least the margin ``analysis.gpu.choice.MARGIN``, else the
 float64-arithmetic kernel; a device without an entry (by the name
 numba-cuda gives it) keeps the compute-capability rule
 (:func:`gelu_numba.targets.cuda.variants.full_rate_fp64`).  The 2-byte
@@ -237,7 +237,7 @@ CHOICE = {body}
 
 def main(argv=None) -> int:
     import argparse
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_choice",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.choice",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--update", action="store_true", help=f"rewrite {MODULE.relative_to(ROOT)}")
     args = p.parse_args(argv)

@@ -1,5 +1,5 @@
 """The GELUs of the libraries users run on the GPU, on numba device arrays:
-for the throughput report (:mod:`analysis.gpu_throughput`) and the GPU
+for the throughput report (:mod:`analysis.gpu.throughput`) and the GPU
 sweep (``python -m analysis.sweep_float32 --device gpu --peers ...``).
 
 Each peer is a name, the gelu_numba function it computes (or approximates:
@@ -43,7 +43,7 @@ answer a question no static count settles: on a GPU whose FP64 runs at half
 its FP32 rate (P100, V100, A100, H100), is the float32 kernel in float64
 arithmetic as fast as the one in float32 arithmetic? Its SASS has no more
 instructions per element of the launched loop (``gelu`` 147.5 against 144,
-``gelu_backward`` 163 against 213: ``analysis/gpu_sass.py``) and it is more
+``gelu_backward`` 163 against 213: ``analysis/gpu/sass.py``) and it is more
 accurate; where it is as fast, such devices could be given it.
 
 ``gelu_numba_lean32_<name>`` (``gelu``, ``ndtr``, ``gelu_grad``,

@@ -3,12 +3,12 @@ from the committed results of the last GPU run.
 
 Usage::
 
-    python -m analysis.gpu_docs [--update]
+    python -m analysis.gpu.docs [--update]
 
 Sources (each made by ``bash analysis/on_gpu.sh`` on a GPU machine and
 committed as it came back; :data:`RUN` names the run's files):
 
-* the throughput report (``python -m analysis.gpu_throughput --sizes
+* the throughput report (``python -m analysis.gpu.throughput --sizes
   2**20,2**26,2**28 --peers all --accuracy ...``): time, G elements/s and
   the fraction of a device-to-device copy, ours and the peers', at the
   largest size, and the host time per call;
@@ -16,7 +16,7 @@ committed as it came back; :data:`RUN` names the run's files):
   analysis.sweep_float32 --device gpu --peers all``): max ulp and inputs
   above 1 ulp beside each kernel;
 * the launch-configuration grid (``--tune``): its range per column;
-* ``python -m analysis.torch_cuda``: ``gelu_numba.torch`` against
+* ``python -m analysis.gpu.torch_cuda``: ``gelu_numba.torch`` against
   ``nn.GELU`` on the device.
 
 ``--update`` writes the section between the page's ``gpu-measured:start``
@@ -30,12 +30,12 @@ import sys
 from pathlib import Path
 
 from analysis.common import section_main
-from analysis.gpu_throughput import (F32_NARROW_TAG, F32_TAG, HALF_SHARED_TAG, HALF_TAGS,
+from analysis.gpu.throughput import (F32_NARROW_TAG, F32_TAG, HALF_SHARED_TAG, HALF_TAGS,
                                       LEAN_SHARED_TAG, LEAN_SHARED_WIDE, LEAN_TAG, LEAN_WIDE,
                                       OLD_F32_TAG, OLD_LEAN_TAG, WIDE)
 from gelu_numba import catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "results" / "gpu.md"
 MARKERS = ("<!-- gpu-measured:start -->", "<!-- gpu-measured:end -->")
 #: the files of the last GPU run (2026-11-26, an H200)
@@ -45,13 +45,13 @@ RUN = {"throughput": "benchmarks/results/gpu_throughput_h200.md",
        "half": "benchmarks/results/gpu_throughput_half_h200.md",
        "tune": "benchmarks/results/gpu_tune_h200.md",
        "torch": "benchmarks/results/torch_cuda_h200.md",
-       # (python -m analysis.gpu_throughput --sizes 2**20 --functions gelu
+       # (python -m analysis.gpu.throughput --sizes 2**20 --functions gelu
        # --peers none: the host time per call, when measured after the
        # whole run)
        "host": "benchmarks/results/gpu_host_h200.md",
        "sweep": "analysis/results/sweep_float32_gpu.json"}
 #: the sweep's and throughput's name of a lean kernel, forced
-#: (analysis.gpu_peers), before the function's name
+#: (analysis.gpu.peers), before the function's name
 LEAN_PEER = "gelu_numba_lean32_"
 OURS = catalog.names("exact")
 #: the launched float32 kernels as the sweep names them: on a device with
@@ -115,7 +115,7 @@ def _half_run():
 
 
 def _command_and_date(text):
-    return re.search(r"`(python -m analysis\.gpu_throughput[^`]*)`, ([^.]*UTC)", text).groups()
+    return re.search(r"`(python -m analysis\.gpu\.throughput[^`]*)`, ([^.]*UTC)", text).groups()
 
 
 def throughput_table():
@@ -267,7 +267,7 @@ def section():
 
 
 def main(argv=None):
-    return section_main(argv, "python -m analysis.gpu_docs", __doc__, PAGE, MARKERS, section)
+    return section_main(argv, "python -m analysis.gpu.docs", __doc__, PAGE, MARKERS, section)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ data touches at all.
 
 Usage::
 
-    python -m analysis.gpu_gathers [--n 2**20] [--seed 0] [--out FILE]
+    python -m analysis.gpu.gathers [--n 2**20] [--seed 0] [--out FILE]
 
 A warp reads one entry per lane; the L1 serves the read in as many passes
 as the lanes' addresses fall in distinct 32-byte sectors (1 when they all
@@ -163,7 +163,7 @@ _METHOD = next(p for p in __doc__.split("\n\n") if p.startswith("A warp")).repla
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m analysis.gpu_gathers",
+    p = argparse.ArgumentParser(prog="python -m analysis.gpu.gathers",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int_arg, default=2**20, help="sample size (default 2**20)")
     p.add_argument("--seed", type=int, default=0)
@@ -176,7 +176,7 @@ def main(argv=None):
         with open(args.out, "w") as fh:
             fh.write("# Table reads of the GPU kernels: sectors per warp read, counted "
                      "without a GPU\n\n"
-                     f"`python -m analysis.gpu_gathers {given}` (generated: do not edit); "
+                     f"`python -m analysis.gpu.gathers {given}` (generated: do not edit); "
                      f"{args.n} values, seed {args.seed}.  " + _METHOD + "\n\n" + text)
     return 0
 
