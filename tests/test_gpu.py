@@ -131,8 +131,7 @@ def test_matches_cpu(name, dtype):
     assert_matches(got.copy_to_host(), want)
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
-                                  "norm_pdf"])
+@pytest.mark.parametrize("name", catalog.names("exact"))
 def test_float64_exact_functions_are_the_cpus_bits(name):
     # the float64 device function runs the ordinary form for a warp whose
     # elements are all in range and the general kernel for any other
@@ -149,8 +148,7 @@ def test_float64_exact_functions_are_the_cpus_bits(name):
     assert np.array_equal(got.view(np.int64), want.view(np.int64))
 
 
-@pytest.mark.parametrize("name", ["gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr",
-                                  "norm_pdf"])
+@pytest.mark.parametrize("name", catalog.names("exact"))
 def test_float32_is_the_kernel_the_device_runs(name):
     # float32 on a GPU without full-rate FP64 runs the lean kernel
     # (gelu_numba.kernels.lean32) where there is one, else
@@ -658,7 +656,7 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
     monkeypatch.setattr(variants, "full_rate_fp64", lambda: True)
     grid = np.linspace(-14, 9, 2 * 311).astype(np.float32)
     specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40], np.float32)
-    for name in ("gelu", "gelu_grad", "gelu_grad2", "gelu_backward", "ndtr", "norm_pdf"):
+    for name in catalog.names("exact"):
         f = getattr(gpu, name)
         flat = target.flat_layout(f.nin)
         assert list(f.fixed_arguments("f", flat)) == [f.nin]

@@ -13,6 +13,7 @@ from compiled import json_of
 from numba import cuda
 
 from analysis.sweep_float32 import function_for
+from gelu_numba import catalog
 from gelu_numba.targets import cuda as target
 
 pytestmark = pytest.mark.gpu
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.gpu
 VARIANTS = {"fp64": ({"fp64": True}, "cpu"),
             "lean32": ({"fp64": False}, "lean32"),
             "gpu32": ({"fp64": False, "lean32": False}, "gpu32")}
-NAMES = ["gelu", "gelu_grad", "gelu_backward", "ndtr"]
+#: the functions with both float32 kernels (a lean one too)
+NAMES = [f.name for f in catalog.FUNCTIONS if f.lean32 is not None]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

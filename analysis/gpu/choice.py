@@ -44,12 +44,14 @@ import re
 import sys
 from pathlib import Path
 
+from gelu_numba import catalog
+
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "gelu_numba" / "targets" / "cuda" / "choice.py"
 REPORTS = ROOT / "benchmarks" / "results"
 LEAN_SWEEP = ROOT / "analysis" / "results" / "sweep_float32_lean32.json"
-#: the functions with both float32 kernels
-FUNCTIONS = ("gelu", "gelu_grad", "gelu_backward", "ndtr")
+#: the functions with both float32 kernels (a lean one too)
+FUNCTIONS = tuple(f.name for f in catalog.FUNCTIONS if f.lean32 is not None)
 #: the 2-byte formats whose forward may read its table from shared memory
 HALF_FORMATS = ("bfloat16", "float16")
 #: how much faster (or cheaper) an alternative must run to be chosen
