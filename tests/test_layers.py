@@ -114,7 +114,7 @@ def test_no_import_circle(package, monkeypatch):
 def test_every_command_the_repository_names_runs_a_module_that_exists():
     # python -m commands in the docs, the results' headers, the scripts and
     # the docstrings: a module moved or renamed leaves none behind (the GPU
-    # steps of analysis/on_gpu.sh run only where a device is lent)
+    # steps of analysis/on_gpu.sh run only on a GPU machine)
     import re
     ours = ("gelu_numba", "analysis", "benchmarks", "fitting", "reference")
     pattern = re.compile(r"-m ((?:%s)(?:\.\w+)*)" % "|".join(ours))
