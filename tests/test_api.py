@@ -125,6 +125,23 @@ def test_callable_from_njit():
     assert user(x32, np.float32(0.5)).dtype == np.float32
 
 
+@pytest.mark.isa
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scalar_calls_in_an_njit_loop_are_inlined_and_vectorised(dtype):
+    # the overload is inlined at Numba's IR level, so the kernel lands in
+    # the caller's loop, which LLVM then vectorises (a call to a function
+    # too large to inline would run element by element)
+    @numba.njit
+    def loop(x, out):
+        for i in range(x.size):
+            out[i] = g.gelu(x[i])
+
+    ty = numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
+    loop.compile((ty, ty))
+    ir = loop.inspect_llvm((ty, ty))
+    assert "vector.body" in ir, f"{dtype}: the caller's loop is not vectorised"
+
+
 def test_lazy_loops_in_a_fresh_process():
     # loops are built on first use; whatever the first call, float32 inputs
     # must then still select the float32 loop, and integers the float64 one

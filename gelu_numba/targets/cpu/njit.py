@@ -6,10 +6,13 @@ types at hand follows the dtype rule of :mod:`gelu_numba.targets.dtypes`
 (the loop NumPy would select), then runs the kernel of that precision on
 scalars, or on arrays element by element.
 
-The implementations take the operands as one tuple (``*args``), so one body
-serves every arity; the small recursive overloads below (``_shape``,
-``_loads``, ...) walk that tuple at compile time, one operand at a time.  As
-for the ufuncs, the inputs are positional only.
+One body serves every arity: it takes the operands as one tuple, which the
+small recursive overloads below (``_shape``, ``_loads``, ...) walk at compile
+time, one operand at a time.  The overload itself has one form per arity
+(:func:`_arity`: there are three), whose parameters are positional (as the
+ufuncs' inputs are): Numba inlines an overload of ``*args`` into no caller,
+and an ``@njit`` loop of scalar calls vectorises only with the kernel
+inlined into it.
 """
 
 import numpy as np
@@ -27,9 +30,6 @@ def _njit_impl(fn, argtys):
     """The implementation of ``fn(*args)`` in ``@njit`` code for these Numba
     argument types: the loop NumPy would select (the dtype rule), then the
     kernel of that precision, element by element."""
-    if len(argtys) != fn.nin:
-        raise TypingError(f"{fn.name}() takes {fn.nin} positional argument"
-                          f"{'s' if fn.nin > 1 else ''}, {len(argtys)} given")
     found = []
     for t in argtys:
         scalar = t.dtype if isinstance(t, types.Array) else t
@@ -44,9 +44,10 @@ def _njit_impl(fn, argtys):
     cast = dtypes.LOOP_DTYPES[char].type
     arrays = [t for t in argtys if isinstance(t, types.Array)]
     if not arrays:
-        def scalar_impl(*args):
+        @njit(inline="always")
+        def scalars(args):
             return cast(kernel(*_loads(args, 0, cast)))
-        return scalar_impl
+        return _arity(fn.nin, scalars)
     # Same-shape C-contiguous operands run a flat loop (vectorised by LLVM):
     # the ufunc's own element loop where every operand is an array of the
     # loop's dtype, else the kernel element by element.  Anything else
@@ -59,7 +60,8 @@ def _njit_impl(fn, argtys):
     else:
         flat = _never_flat
 
-    def array_impl(*args):
+    @njit(inline="always")
+    def arrays_(args):
         shape = _shape(args)
         out = np.empty(shape, cast)
         if not flat(args, shape, out):
@@ -67,7 +69,20 @@ def _njit_impl(fn, argtys):
             for idx in np.ndindex(shape):
                 out[idx] = cast(kernel(*_loads(views, idx, cast)))
         return out
-    return array_impl
+    return _arity(fn.nin, arrays_)
+
+
+def _arity(nin, body):
+    """``body`` (a function of the operand tuple) as a function of ``nin``
+    positional operands: the overload's typing function, or its
+    implementation."""
+    if nin == 1:
+        return lambda a: body((a,))
+    if nin == 2:
+        return lambda a, b: body((a, b))
+    if nin == 3:
+        return lambda a, b, c: body((a, b, c))
+    raise ValueError(f"@njit callers take 1 to 3 operands (got {nin})")
 
 
 def _njit_serial(fn, char, argtys):
@@ -185,11 +200,7 @@ def _loads_ol(ops, index, cast):
 
 def register(wrapper, fn):
     """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays)."""
-    def typing(*args):
-        return _njit_impl(fn, args)
-    # (not inlined at Numba's IR level, which takes no ``*args`` function;
-    # LLVM inlines it)
-    overload(wrapper)(typing)
+    overload(wrapper, inline="always")(_arity(fn.nin, lambda args: _njit_impl(fn, args)))
     # the name may be first looked up while Numba types a caller (a module
     # __getattr__ runs then): load the new declaration into the context now
     numba_core.refresh_typing()
