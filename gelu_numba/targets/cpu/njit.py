@@ -8,11 +8,13 @@ scalars, or on arrays element by element.
 
 One body serves every arity: it takes the operands as one tuple, which the
 small recursive overloads below (``_shape``, ``_loads``, ...) walk at compile
-time, one operand at a time.  The overload itself has one form per arity
+time, one operand at a time.  Each overload has one form per arity
 (:func:`_arity`: there are three), whose parameters are positional (as the
-ufuncs' inputs are): Numba inlines an overload of ``*args`` into no caller,
-and an ``@njit`` loop of scalar calls vectorises only with the kernel
-inlined into it.
+ufuncs' inputs are).  There are two overloads: on scalars the implementation
+is inlined into the caller at Numba's IR level (which takes no ``*args``
+function), so that an ``@njit`` loop of scalar calls gets the kernel and
+vectorises; on arrays it is a function of its own (it has its own loops, and
+inlining them would only make every caller compile them again).
 """
 
 import numpy as np
@@ -26,10 +28,9 @@ from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.loops import NUMBA_TYPES, element_loop, element_signature
 
 
-def _njit_impl(fn, argtys):
-    """The implementation of ``fn(*args)`` in ``@njit`` code for these Numba
-    argument types: the loop NumPy would select (the dtype rule), then the
-    kernel of that precision, element by element."""
+def _kernel(fn, argtys):
+    """``(char, kernel, cast)`` for these Numba argument types: the loop
+    NumPy would select (the dtype rule), its kernel and its scalar type."""
     found = []
     for t in argtys:
         scalar = t.dtype if isinstance(t, types.Array) else t
@@ -40,14 +41,28 @@ def _njit_impl(fn, argtys):
     char = dtypes.loop_char(*found)
     if char is None:
         raise TypingError(str(dtypes.unsupported(fn.name, found)))
-    kernel = inline(fn.kernel(char))
-    cast = dtypes.LOOP_DTYPES[char].type
+    return char, inline(fn.kernel(char)), dtypes.LOOP_DTYPES[char].type
+
+
+def _scalar_impl(fn, argtys):
+    """``fn`` on scalar arguments (None where one is an array)."""
+    if any(isinstance(t, types.Array) for t in argtys):
+        return None
+    _, kernel, cast = _kernel(fn, argtys)
+
+    @njit(inline="always")
+    def scalars(args):
+        return cast(kernel(*_loads(args, 0, cast)))
+    return _arity(fn.nin, scalars)
+
+
+def _array_impl(fn, argtys):
+    """``fn`` on arguments of which at least one is an array (else None),
+    element by element."""
     arrays = [t for t in argtys if isinstance(t, types.Array)]
     if not arrays:
-        @njit(inline="always")
-        def scalars(args):
-            return cast(kernel(*_loads(args, 0, cast)))
-        return _arity(fn.nin, scalars)
+        return None
+    char, kernel, cast = _kernel(fn, argtys)
     # Same-shape C-contiguous operands run a flat loop (vectorised by LLVM):
     # the ufunc's own element loop where every operand is an array of the
     # loop's dtype, else the kernel element by element.  Anything else
@@ -60,7 +75,7 @@ def _njit_impl(fn, argtys):
     else:
         flat = _never_flat
 
-    @njit(inline="always")
+    @njit
     def arrays_(args):
         shape = _shape(args)
         out = np.empty(shape, cast)
@@ -99,7 +114,7 @@ def _njit_serial(fn, char, argtys):
 # have the output's shape), leaving the broadcast walk otherwise.
 
 def _serial_flat(serial):
-    @njit(inline="always")
+    @njit
     def flat(args, shape, out):
         if not _same_shape(args, shape):
             return False
@@ -109,7 +124,7 @@ def _serial_flat(serial):
 
 
 def _element_flat(kernel, cast):
-    @njit(inline="always")
+    @njit
     def flat(args, shape, out):
         if not _same_shape(args, shape):
             return False
@@ -121,7 +136,7 @@ def _element_flat(kernel, cast):
     return flat
 
 
-@njit(inline="always")
+@njit
 def _never_flat(args, shape, out):
     return False
 
@@ -153,7 +168,7 @@ def _is_array(ops):
     return isinstance(ops[0], types.Array)
 
 
-@overload(_shape, inline="always")
+@overload(_shape)
 def _shape_ol(ops):
     if len(ops) == 0:
         return lambda ops: ()
@@ -162,7 +177,7 @@ def _shape_ol(ops):
     return lambda ops: _shape(ops[1:])
 
 
-@overload(_same_shape, inline="always")
+@overload(_same_shape)
 def _same_shape_ol(ops, shape):
     if len(ops) == 0:
         return lambda ops, shape: True
@@ -171,7 +186,7 @@ def _same_shape_ol(ops, shape):
     return lambda ops, shape: _same_shape(ops[1:], shape)
 
 
-@overload(_flat_views, inline="always")
+@overload(_flat_views)
 def _flat_views_ol(ops):
     if len(ops) == 0:
         return lambda ops: ()
@@ -180,7 +195,7 @@ def _flat_views_ol(ops):
     return lambda ops: (ops[0],) + _flat_views(ops[1:])
 
 
-@overload(_views, inline="always")
+@overload(_views)
 def _views_ol(ops, shape):
     if len(ops) == 0:
         return lambda ops, shape: ()
@@ -189,7 +204,7 @@ def _views_ol(ops, shape):
     return lambda ops, shape: (ops[0],) + _views(ops[1:], shape)
 
 
-@overload(_loads, inline="always")
+@overload(_loads)
 def _loads_ol(ops, index, cast):
     if len(ops) == 0:
         return lambda ops, index, cast: ()
@@ -200,7 +215,8 @@ def _loads_ol(ops, index, cast):
 
 def register(wrapper, fn):
     """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays)."""
-    overload(wrapper, inline="always")(_arity(fn.nin, lambda args: _njit_impl(fn, args)))
+    overload(wrapper, inline="always")(_arity(fn.nin, lambda args: _scalar_impl(fn, args)))
+    overload(wrapper)(_arity(fn.nin, lambda args: _array_impl(fn, args)))
     # the name may be first looked up while Numba types a caller (a module
     # __getattr__ runs then): load the new declaration into the context now
     numba_core.refresh_typing()
