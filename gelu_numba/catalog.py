@@ -310,9 +310,6 @@ def _exact_records():
 
 # ------------------------------------------------------------ approximations
 
-#: the closed forms: registry name -> (kernels, formula, source, note), the
-#: one text of each (its docstring and the registry's record,
-#: :mod:`gelu_numba.approximations`)
 #: an approximation's facts: its four kernels (f64, f32, grad f64, grad
 #: f32), formula, source, a note, and the public modules of it and its
 #: derivative
@@ -321,24 +318,29 @@ _Approximation = namedtuple("_Approximation", "kernels formula source note modul
 #: the paper's two forms are also at the top level
 _PAPER_MODULES = (APPROX, TOP, GPU)
 
+#: the closed forms: registry name -> _Approximation, the one text of each
+#: (its docstring and the registry's record, :mod:`gelu_numba.approximations`)
 _CLOSED = {
-    "tanh": _Approximation((logistic.gelu_tanh_64, logistic.gelu_tanh_32,
-              logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
-             "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
-             "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
-             "PyTorch approximate='tanh'",
-             "Evaluated as x sigma(2u), faithful in the negative tail.", _PAPER_MODULES),
-    "sigmoid": _Approximation((logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
-                               logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
-                              "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
-                              "The paper's sigmoid approximation.", _PAPER_MODULES),
-    "as26": _Approximation((erf_as.gelu_as26_64, erf_as.gelu_as26_32,
-              erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
-             "0.5 x (1 + erf(x/sqrt 2)), erf by Abramowitz & Stegun 7.1.26 "
-             "(erf error <= 1.5e-7)",
-             "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
-             "PyTorch CPU SIMD GELU",
-             "Evaluated without the 1 + erf cancellation."),
+    "tanh": _Approximation(
+        (logistic.gelu_tanh_64, logistic.gelu_tanh_32,
+         logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
+        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
+        "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
+        "PyTorch approximate='tanh'",
+        "Evaluated as x sigma(2u), faithful in the negative tail.", _PAPER_MODULES),
+    "sigmoid": _Approximation(
+        (logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
+         logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
+        "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
+        "The paper's sigmoid approximation.", _PAPER_MODULES),
+    "as26": _Approximation(
+        (erf_as.gelu_as26_64, erf_as.gelu_as26_32,
+         erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
+        "0.5 x (1 + erf(x/sqrt 2)), erf by Abramowitz & Stegun 7.1.26 "
+        "(erf error <= 1.5e-7)",
+        "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
+        "PyTorch CPU SIMD GELU",
+        "Evaluated without the 1 + erf cancellation."),
 }
 
 #: registry name -> MaxErrors (the repository's fitting.make_approximations)
@@ -377,8 +379,8 @@ def _approximation_name(key):
 def _approximations():
     out = []
     for key in APPROX_ERRORS:
-        a = _CLOSED[key] if key in _CLOSED else _fit(key)
-        (f64, f32, g64, g32), formula, source, note, modules = a
+        (f64, f32, g64, g32), formula, source, note, modules = (
+            _CLOSED[key] if key in _CLOSED else _fit(key))
         note = f"{note + '  ' if note else ''}Source: {source}."
         err = APPROX_ERRORS[key]
         errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
