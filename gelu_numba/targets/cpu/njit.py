@@ -17,6 +17,8 @@ vectorises; on arrays it is a function of its own (it has its own loops, and
 inlining them would only make every caller compile them again).
 """
 
+import functools
+
 import numpy as np
 from numba import njit, types
 from numba.core.errors import NumbaNotImplementedError, TypingError
@@ -102,12 +104,19 @@ def _arity(nin, body):
 
 def _njit_serial(fn, char, argtys):
     """The ufunc's unit-stride element loop of ``fn`` for ``@njit`` callers
-    with these (C-contiguous, loop-dtype) array types, compiled now
-    (interleaved: :func:`~gelu_numba.targets.cpu.loops.element_loop`)."""
-    loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
+    with these (C-contiguous, loop-dtype) array types, compiled now for
+    their 1-D forms (interleaved:
+    :func:`~gelu_numba.targets.cpu.loops.element_loop`); one dispatcher per
+    function and dtype, so that every caller in the process shares it."""
+    loop = _njit_loop(fn, char)
     flat = [t.copy(ndim=1, layout="C") for t in argtys]
     loop.compile(element_signature([*flat, types.Array(NUMBA_TYPES[char], 1, "C")]))
     return loop
+
+
+@functools.cache
+def _njit_loop(fn, char):
+    return element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_njit")
 
 
 # The flat paths: each returns whether it computed ``out`` (the operands
