@@ -90,23 +90,16 @@ def loops(name):
             out[i] = fast(np.float64(x[i]))
         return 0
 
-    @njit(error_model="numpy")
-    def by_roundings(x, out, flags):
-        count = 0
-        for i in range(np.uint64(out.size)):
-            y = fast(np.float64(x[i]))
-            out[i] = y
-            count += unsure_by_roundings(y)
-        return count
-
-    @njit(error_model="numpy")
-    def by_bits(x, out, flags):
-        count = 0
-        for i in range(np.uint64(out.size)):
-            y = fast(np.float64(x[i]))
-            out[i] = y
-            count += unsure_by_bits(y)
-        return count
+    def counted(unsure):
+        @njit(error_model="numpy")
+        def loop(x, out, flags):
+            count = 0
+            for i in range(np.uint64(out.size)):
+                y = fast(np.float64(x[i]))
+                out[i] = y
+                count += unsure(y)
+            return count
+        return loop
 
     @njit(error_model="numpy")
     def flagged(x, out, flags):
@@ -126,8 +119,8 @@ def loops(name):
         return 0
 
     return {"kernel, rounded on store": store,
-            "+ test by two roundings, counted": by_roundings,
-            "+ test on the float64 bits, counted": by_bits,
+            "+ test by two roundings, counted": counted(unsure_by_roundings),
+            "+ test on the float64 bits, counted": counted(unsure_by_bits),
             "+ test on the float64 bits, flag stored": flagged,
             "float64 kernel (double-double), float64 in and out": float64_kernel}
 
