@@ -4,7 +4,7 @@ Usage::
 
     python -m analysis.sweep_float32 [--functions gelu,gelu_grad,...]
         [--stride N] [--chunk 2**22] [--workers N] [--out results.json]
-        [--kernels cpu|gpu32] [--device cpu|gpu [--peers all|NAMES]]
+        [--kernels cpu|gpu32|lean32|plain32] [--device cpu|gpu [--peers all|NAMES]]
         [--no-progress] [--self-test]
 
 Method
@@ -101,8 +101,9 @@ class _RoundedReference:
 
 #: what a sweep judges: the CPU ufuncs, or the GPU's float32 kernels
 #: compiled for the CPU (the same IEEE operations in the same order, so the
-#: same bits: see gelu_numba.kernels.gpu32)
-KERNELS = ("cpu", "gpu32", "lean32")
+#: same bits: see gelu_numba.kernels.gpu32): float32 arithmetic, or (plain32)
+#: the float64-arithmetic kernel GPUs with full-rate FP64 run
+KERNELS = ("cpu", "gpu32", "lean32", "plain32")
 
 
 def gpu32_function(name: str):
@@ -119,10 +120,24 @@ def gpu32_function(name: str):
                           accepted="float32 (the GPU's float32 kernel)")
 
 
+def plain32_function(name: str):
+    """The float32 kernel in float64 arithmetic without the rounding test
+    (the record's ``k32``, :mod:`gelu_numba.kernels.normal32_cpu_f64`),
+    which GPUs with full-rate FP64 run, as a float32-only ufunc on the CPU."""
+    from gelu_numba import catalog
+    from gelu_numba.targets.cpu import emulated
+
+    fn = catalog.lookup(name)
+    return emulated.ufunc(f"plain32_{name}", fn.k32, fn.nin, __name__,
+                          f"The float64-arithmetic float32 {name} kernel, on the CPU.",
+                          _by_ufunc_name, accepted="float32 (the plain float32 kernel)")
+
+
 def _by_ufunc_name(ufunc_name: str):
-    # (pickling: the ufunc gpu32_<name> or lean32_<name> again)
-    if ufunc_name.startswith("lean32_"):
-        return lean32_function(ufunc_name.removeprefix("lean32_"))
+    # (pickling: the ufunc gpu32_<name>, lean32_<name> or plain32_<name> again)
+    for prefix, make in (("lean32_", lean32_function), ("plain32_", plain32_function)):
+        if ufunc_name.startswith(prefix):
+            return make(ufunc_name.removeprefix(prefix))
     return gpu32_function(ufunc_name.removeprefix("gpu32_"))
 
 
@@ -150,6 +165,8 @@ def function_for(name: str, self_test: bool, kernels: str = "cpu"):
         return gpu32_function(name)
     if kernels == "lean32":
         return lean32_function(name)
+    if kernels == "plain32":
+        return plain32_function(name)
     import gelu_numba
     from gelu_numba import approximations
 
@@ -260,8 +277,9 @@ def sweep(
         left as None.
     self_test : bool, keyword-only
         Sweep the reference rounded to float32 instead of the kernel.
-    kernels : {"cpu", "gpu32"}, keyword-only
-        ``"gpu32"``: judge the GPU's float32 kernel (float32 arithmetic,
+    kernels : {"cpu", "gpu32", "lean32", "plain32"}, keyword-only
+        ``"gpu32"``, ``"lean32"``: judge a GPU float32 kernel in float32
+        arithmetic, ``"plain32"`` the one in float64 arithmetic (each
         compiled for the CPU) instead of the CPU ufunc.
     func : callable, optional, keyword-only
         Callable to judge instead of the kernel (``func(x)``, or

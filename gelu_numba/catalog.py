@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gelu_numba.kernels import (
-    erf_as, family, fitted, gpu32, logistic, normal, normal32_cpu_f64,
+    erf_as, family, fitted, gpu32, logistic, normal, normal32_cpu_f64, rounded32,
 )
 from gelu_numba.figures import FIGURES
 from gelu_numba.measured import MEASURED
@@ -78,7 +78,8 @@ class Function:
     gpu_bound : float or None
         The stated float32 bound in ulps of its float32-arithmetic GPU
         kernels (``gpu32`` and ``lean32``: :data:`GPU32_BOUND`),
-        where it has them; elsewhere the GPU runs ``k32`` and :attr:`bound`.
+        where it has them; elsewhere the GPU runs ``k32``
+        (:data:`PLAIN32_BOUND` for the exact functions).
     ordinary : tuple or None
         ``(in_range, kernel)``: the float64 kernel's ordinary form, which
         returns its bits for the arguments ``in_range`` accepts by fewer
@@ -107,6 +108,11 @@ class Function:
         ``(kernel, tables)``: ``k32`` in the form that takes its tables as
         the last argument, for GPU kernels that read them from device
         memory (:mod:`gelu_numba.kernels.normal32_cpu_f64`).
+    rounded : tuple or None
+        ``(kernel, fast, accurate)``: its correctly rounded float32 kernel
+        on the CPU, which the float32 loops run instead of ``k32``, and that
+        kernel's fast and accurate paths
+        (:mod:`gelu_numba.kernels.rounded32`).
     derivative : str or None
         The name of the record that is its first derivative (``gelu`` ->
         ``gelu_grad`` -> ``gelu_grad2``; ``ndtr`` -> ``norm_pdf``): what
@@ -131,6 +137,7 @@ class Function:
     reference: object = None
     lean32: tuple = None
     tabled: tuple = None
+    rounded: tuple = None
     derivative: str = None
     backward: str = None
 
@@ -143,12 +150,22 @@ class Function:
                                                    "approx.") + self.name)
 
     def kernel(self, char):
-        """The kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
-        return self.k32 if char == "f" else self.k64
+        """The CPU kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
+        if char == "f":
+            return self.k32 if self.rounded is None else self.rounded[0]
+        return self.k64
 
     def ordinary_kernel(self, char):
         """``(in_range, kernel)`` of loop ``char``'s ordinary form, or None."""
         return self.ordinary if char == "d" else None
+
+    def rounded_kernel(self, char):
+        """``(unsure, fast, accurate)`` of loop ``char``'s correctly rounded
+        form: the rounding test, the fast path and the accurate path
+        (:mod:`gelu_numba.kernels.rounded32`), or None."""
+        if char != "f" or self.rounded is None:
+            return None
+        return (rounded32.unsure, *self.rounded[1:])
 
     @property
     def params(self):
@@ -199,18 +216,29 @@ def _ulps(bound):
     return f"{describe_bound(bound)} ulp"
 
 
-#: the exact functions' stated bounds in ulps, (float32, float64): the error
-#: analyses of gelu_numba.kernels.normal32_cpu_f64 and gelu_numba.kernels.normal
-EXACT_BOUND = (0.5 + 2**-7, 0.5 + 2**-4)
+#: the exact functions' stated bounds in ulps, (float32, float64): float32
+#: correctly rounded (gelu_numba.kernels.rounded32), float64 the error
+#: analysis of gelu_numba.kernels.normal
+EXACT_BOUND = (0.5, 0.5 + 2**-4)
+#: the fused backward's: correctly rounded but where the float64 kernel's
+#: value is a float32 midpoint (gelu_numba.kernels.rounded32), which is then
+#: within 0.5625 float64 ulp, 2**-29.8 float32 ulp, of the exact value
+BACKWARD_BOUND = (0.5 + 2**-29, EXACT_BOUND[1])
+#: the stated float32 bound of the float32 kernels in float64 arithmetic
+#: without the rounding test (gelu_numba.kernels.normal32_cpu_f64, a
+#: record's ``k32``), which GPUs with full-rate FP64 run: its error analysis
+PLAIN32_BOUND = 0.5 + 2**-7
 #: the stated float32 bound of the GPU's float32-arithmetic kernels (gpu32
 #: and lean32: the error analysis of gelu_numba.kernels.gpu32)
 GPU32_BOUND = gpu32.BOUND
 
-_EXACT = ("float64 in double-double arithmetic (:mod:`gelu_numba.kernels.normal`), "
-          "float32 in float64 arithmetic with rational approximations "
-          "(:mod:`gelu_numba.kernels.normal32_cpu_f64`), including subnormal results and "
-          "the whole underflowing tail; float32 checked on all 2**32 inputs "
-          "(``python -m analysis.sweep_float32`` in the gelu-numba repository).")
+_EXACT = ("float64 in double-double arithmetic (:mod:`gelu_numba.kernels.normal`); "
+          "float32 on the CPU correctly rounded, subnormal results and the whole "
+          "underflowing tail included: a fast path in float64 arithmetic with rational "
+          "approximations, a rounding test, and the float64 kernel where the test is "
+          "unsure (:mod:`gelu_numba.kernels.rounded32`), checked on all 2**32 inputs "
+          "(``python -m analysis.sweep_float32`` and ``tests/test_rounded32.py`` in the "
+          "gelu-numba repository).")
 
 _IMPL = ("implementation error against the formula itself (mpmath): float64 in "
          "double-double arithmetic with one final rounding, float32 in float64.")
@@ -258,6 +286,7 @@ def _exact():
         f, half=f.name in _HALF, lean32=_LEAN32.get(f.name),
         gpu_bound=GPU32_BOUND if f.gpu32 is not None else None,
         tabled=(getattr(normal32_cpu_f64, f"{f.name}_t"), normal32_cpu_f64.TABLES),
+        rounded=tuple(getattr(rounded32, f.name + part) for part in ("", "_fast", "_accurate")),
         ordinary=(normal.in_range_backward if f.nin == 2 else normal.in_range,
                   getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
 
@@ -291,7 +320,7 @@ def _exact_records():
     Domain: all real dy and x; IEEE rules for infinities
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
-    ``gelu_grad(x)`` alone would underflow.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
+    ``gelu_grad(x)`` alone would underflow.""", _EXACT, BACKWARD_BOUND, _EXACT_MODULES,
                   gpu32.gelu_backward),
         record("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).

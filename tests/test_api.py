@@ -2,6 +2,7 @@
 
 import math
 import pydoc
+import re
 
 import numba
 import numpy as np
@@ -125,12 +126,7 @@ def test_callable_from_njit():
     assert user(x32, np.float32(0.5)).dtype == np.float32
 
 
-@pytest.mark.isa
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_scalar_calls_in_an_njit_loop_are_inlined_and_vectorised(dtype):
-    # the overload is inlined at Numba's IR level, so the kernel lands in
-    # the caller's loop, which LLVM then vectorises (a call to a function
-    # too large to inline would run element by element)
+def _scalar_call_loop_llvm(dtype):
     @numba.njit
     def loop(x, out):
         for i in range(x.size):
@@ -138,8 +134,27 @@ def test_scalar_calls_in_an_njit_loop_are_inlined_and_vectorised(dtype):
 
     ty = numba.types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
     loop.compile((ty, ty))
-    ir = loop.inspect_llvm((ty, ty))
-    assert "vector.body" in ir, f"{dtype}: the caller's loop is not vectorised"
+    return loop.inspect_llvm((ty, ty))
+
+
+@pytest.mark.isa
+def test_scalar_calls_in_an_njit_loop_are_inlined_and_vectorised():
+    # the overload is inlined at Numba's IR level, so the float64 kernel
+    # lands in the caller's loop, which LLVM then vectorises (a call to a
+    # function too large to inline would run element by element)
+    assert "vector.body" in _scalar_call_loop_llvm("float64"), "the caller's loop is not vectorised"
+
+
+@pytest.mark.isa
+def test_float32_scalar_calls_branch_to_the_accurate_path():
+    # the correctly rounded float32 kernel: its fast path and rounding test
+    # are inlined into the caller's loop, its accurate path stays a call
+    # behind the branch (a select over both paths would run the float64
+    # kernel on every element; arrays passed whole run the blocked loop)
+    ir = _scalar_call_loop_llvm("float32")
+    assert "@llvm.fma.f64" in ir                          # the fast path, inlined
+    calls = re.findall(r"call \S+ @(\S*gelu_accurate\S*)\(", ir)
+    assert calls, "the accurate path is not a call"
 
 
 def test_lazy_loops_in_a_fresh_process():

@@ -158,13 +158,13 @@ def test_float32_is_the_kernel_the_device_runs(name):
     # half-rate FP64 the CPU's float32 kernel instead, within an ulp of the
     # CPU ufunc (NVVM may contract its plain products and sums;
     # test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel)
-    from analysis.sweep_float32 import gpu32_function, lean32_function
+    from analysis.sweep_float32 import gpu32_function, lean32_function, plain32_function
     args = inputs(name, np.float32)
     full_fp64 = target.full_rate_fp64()
     assert getattr(gpu, name).variant("f") == (
         "fp64" if full_fp64 else "lean32" if catalog.lookup(name).lean32 else "gpu32")
     with np.errstate(all="ignore"):
-        want = (getattr(gelu_numba, name) if full_fp64 else lean32_function(name)
+        want = (plain32_function(name) if full_fp64 else lean32_function(name)
                 if catalog.lookup(name).lean32 else gpu32_function(name))(*args)
     got = getattr(gpu, name)(*args).copy_to_host()
     assert np.array_equal(np.isnan(got), np.isnan(want))
@@ -634,14 +634,15 @@ def test_the_shared_table_forward_gives_the_cpus_bits_on_every_pattern(fmt):
 
 def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkeypatch):
     # the per-device choice: on GPUs with half-rate FP64 (cc 6.0, 7.0, 8.0,
-    # 9.0, 10.0) the float32 loop of the normal family runs the CPU's
-    # float32 kernel (float64 arithmetic, 0.5 + 2**-7 ulp); elsewhere a
-    # float32-arithmetic one (the lean kernel, 0.875 ulp;
+    # 9.0, 10.0) the float32 loop of the normal family runs the float32
+    # kernel in float64 arithmetic (k32, 0.5 + 2**-7 ulp: the CPU's fast
+    # path design without its rounding test); elsewhere a float32-arithmetic
+    # one (the lean kernel, 0.875 ulp;
     # test_slow_fp64_devices_run_the_lean_kernel).  The simulator has no
     # compute capability: the choice is forced here both ways
-    from analysis.sweep_float32 import lean32_function
+    from analysis.sweep_float32 import lean32_function, plain32_function
     dense = np.linspace(-9, 5, 1 << 16).astype(np.float32)
-    differ = dense[~same_bits_each(lean32_function("gelu")(dense), gelu_numba.gelu(dense))]
+    differ = dense[~same_bits_each(lean32_function("gelu")(dense), plain32_function("gelu")(dense))]
     assert differ.size > 0                             # (the kernels can be told apart)
     x = np.concatenate([np.linspace(-9, 5, 257).astype(np.float32), differ[:16]])
     assert target.FULL_RATE_FP64 >= {(8, 0), (9, 0)} and (8, 6) not in target.FULL_RATE_FP64
@@ -649,7 +650,7 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
     fp64 = gpu.gelu(x).copy_to_host()
     monkeypatch.setattr(variants, "full_rate_fp64", lambda: False)
     fp32 = gpu.gelu(x).copy_to_host()
-    assert same_bits(fp64, gelu_numba.gelu(x))        # the CPU's kernel, bit for bit
+    assert same_bits(fp64, plain32_function("gelu")(x))  # k32 on the CPU, bit for bit
     assert same_bits(fp32, lean32_function("gelu")(x))  # the other algorithm
     # every function of the family, contiguous (the flat kernel, its tables
     # an argument) and strided (the N-D kernel, its tables in the code)
@@ -665,7 +666,7 @@ def test_full_rate_fp64_devices_run_the_float64_arithmetic_float32_kernel(monkey
         for xs, step in ((grid, 1), (grid, 2), (specials, 1)):
             args = (xs[::-1].copy() if f.nin == 2 else None, xs)[-f.nin:]
             with np.errstate(all="ignore"):
-                want = getattr(gelu_numba, name)(*(a[::step] for a in args))
+                want = plain32_function(name)(*(a[::step] for a in args))
             got = f(*(cuda.to_device(a)[::step] for a in args)).copy_to_host()
             assert same_bits(got, want), (name, xs.size, step)
     # functions without a float32-arithmetic kernel have one variant

@@ -179,7 +179,7 @@ def _gelu_numba_peer(function, lean32=False):
             gf.forced = "lean32"
         else:
             # the record without its GPU kernel: device_function then compiles
-            # the CPU's float32 kernel (float64 arithmetic) for float32 inputs
+            # the float32 kernel in float64 arithmetic (k32) for float32 inputs
             fn = dataclasses.replace(catalog.lookup(function), gpu32=None)
             gf = GpuFunction(f"{function}_f64_arith", device_function(fn), fn.nin,
                              f"{function}, float32 in float64 arithmetic")

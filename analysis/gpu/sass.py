@@ -369,7 +369,7 @@ def issue_bound(n, fp64):
 
 def count(record, variant: str) -> dict:
     """Counts for catalog record ``record``'s kernel ``variant`` (``gpu32``:
-    the GPU's float32 kernel; ``k32``: the CPU's float32 kernel, float64
+    the GPU's float32 kernel; ``k32``: the float32 kernel in float64
     arithmetic; ``k64``: the float64 kernel, general form; ``k64o``: its
     ordinary form, what a warp all in range runs): the one-element kernel's hot
     path, and per element of the launched kernel's unrolled loop.  The
@@ -394,8 +394,8 @@ def count(record, variant: str) -> dict:
     record = dataclasses.replace(record, ordinary=None)
     sass, regs = _sass(_kernel_ptx(kernel_fn, ty, record.nin))
     # the launched kernel: the record as gelu_numba.gpu compiles it; the
-    # CPU's float32 kernel as a device with full-rate FP64 runs it, or in
-    # its place where the record has no other
+    # float32 kernel in float64 arithmetic as a device with full-rate FP64
+    # runs it, or in its place where the record has no other
     vec4 = dtype == "float32" and not flat
     if variant == "k32" and record.gpu32 is not None:
         loop_sass, loop_regs = _sass(_flat_kernel_ptx(record, ty, fp64=True, vec4=vec4))

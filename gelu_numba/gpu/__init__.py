@@ -24,8 +24,10 @@ the table a device array the launch passes), for the other two
 an FP64 instruction in its PTX.  On devices with half-rate FP64 (compute
 capability 6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100/H200,
 B100/B200; :data:`gelu_numba.targets.cuda.variants.FULL_RATE_FP64`) they run the
-CPU's kernel (the CPU's bound and bits; the contiguous launch reads its
-coefficient tables once into registers; the repository's
+float32 kernel in float64 arithmetic (``k32``, the design of the CPU's fast
+path on smaller tables and without its rounding test: <<plain32_bound>> ulp,
+not correctly rounded as the CPU's float32 is; the contiguous launch reads
+its coefficient tables once into registers; the repository's
 ``benchmarks/results/gpu_sass_sm90.md``), except where that device's own
 measurements found the lean kernel faster (both below 1 ulp on every
 input: :mod:`gelu_numba.targets.cuda.choice`, generated from the GPU runs
@@ -34,8 +36,7 @@ by ``python -m analysis.gpu.choice --update``).  The choice is one method,
 The device functions of :mod:`gelu_numba.gpu.device`, which take no table,
 always compute in float32 arithmetic with
 :mod:`~gelu_numba.kernels.gpu32`.  The stated bound of both
-float32-arithmetic designs is <<gpu32_bound>> ulp (the CPU float32 kernels' bound:
-<<cpu32_bound>> ulp); measured on all 2**32 float32 inputs of their CPU compilation (the
+float32-arithmetic designs is <<gpu32_bound>> ulp; measured on all 2**32 float32 inputs of their CPU compilation (the
 same operations), the lean kernels reach at most <<lean32_max_ulp>> ulp,
 <<lean32_over_1ulp>> above 1 ulp, <<lean32_correctly_rounded>> correctly
 rounded, and ``gpu32`` at most <<gpu32_max_ulp>> ulp,
@@ -103,7 +104,7 @@ from gelu_numba.figures import fill as _fill
 # the stated bounds from the catalog, the measured figures from the
 # committed results
 __doc__ = _fill(__doc__.replace("<<gpu32_bound>>", f"{catalog.GPU32_BOUND}")
-                .replace("<<cpu32_bound>>", catalog.describe_bound(catalog.EXACT_BOUND[0])))
+                .replace("<<plain32_bound>>", catalog.describe_bound(catalog.PLAIN32_BOUND)))
 
 
 import importlib

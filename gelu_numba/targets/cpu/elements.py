@@ -19,16 +19,22 @@ for one kernel by
 ``ordinary``, ``in_range``, ``block`` (:func:`split`)
     the kernel's ordinary form, the form's range test, and the elements a
     block;
+``fast``, ``unsure``, ``accurate``, ``hold`` (:func:`rounded`)
+    a correctly rounded kernel's fast path, its rounding test and its
+    accurate path, and the intrinsic that allocates a block of scratch on
+    the stack;
 ``loop``, ``ty``, ``count`` (:func:`entries`)
     the element loop, the operands' element type and their number.
 """
 
 import numpy as np
+from numba import carray
 
 from gelu_numba.targets.cpu.operands import at, views
 
 # (the names each function binds: set for one kernel by bound())
 kernel = opening = ordinary = in_range = block = loop = ty = count = None
+fast = unsure = accurate = hold = None
 
 
 # The index is unsigned: for a signed one Numba emits the wraparound
@@ -66,6 +72,35 @@ def split(ops):
         else:
             for i in range(start, stop):
                 out[i] = kernel(*at(inputs, i))
+
+
+def rounded(ops):
+    """Each ``block`` of elements through a correctly rounded kernel's fast
+    path into float64 scratch, counting the elements whose rounding the
+    test finds unsure (a vectorised loop); a block without one is rounded
+    out, any other element by element, the unsure ones through the accurate
+    path: the kernel's bits either way.  The scratch keeps the inputs
+    unread-over when the output is one of them (``out=x``) until the
+    block is settled."""
+    opening()
+    out = ops[-1]
+    inputs = ops[:-1]
+    n = out.size
+    held = carray(hold(np.float64), block)
+    for begin in range(0, n, block):
+        start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
+        doubtful = 0
+        for i in range(start, stop):
+            y = fast(*at(inputs, i))
+            held[i - start] = y
+            doubtful += unsure(y)
+        if doubtful == 0:
+            for i in range(start, stop):
+                out[i] = held[i - start]
+        else:
+            for i in range(start, stop):
+                y = held[i - start]
+                out[i] = accurate(*at(inputs, i)) if unsure(y) else y
 
 
 def entries(stamp):

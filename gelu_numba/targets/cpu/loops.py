@@ -62,9 +62,15 @@ BUFFER = {"e": 1920, "f": 960, "d": 480}
 # every loop's step (vector lanes times INTERLEAVE), so that no element of
 # a full block falls to the scalar remainder loop.
 ORDINARY_BLOCK = 240
+# A correctly rounded kernel (Function.rounded) runs each block of
+# ROUNDED_BLOCK elements through its fast path and rounding test, and the
+# unsure elements of the rare block with one through its accurate path; a
+# multiple of every loop's step, as ORDINARY_BLOCK.
+ROUNDED_BLOCK = 240
 
 
-def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interleave=False):
+def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interleave=False,
+                rounded=None):
     """``serial((a0, ..., out))``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -91,10 +97,19 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
     :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE`) whoever calls
     it, so that its caller compiles its own code without.  (An element
     loop inlined into its C entry point is compiled interleaved with it:
-    :func:`element_entry`.)"""
+    :func:`element_entry`.)
+
+    ``rounded``: ``(unsure, fast, accurate)``, a correctly rounded kernel's
+    rounding test, fast path and accurate path, which its loop runs in
+    place of ``kernel`` (:data:`ROUNDED_BLOCK`)."""
     opening = attributes(wide, inline == "never")
     make = (interleaving if interleave and inline == "never"
             else njit(inline=inline, error_model="numpy"))
+    if rounded is not None:
+        unsure, fast, accurate = rounded
+        return make(bound(elements.rounded, name, opening=opening, fast=fast, unsure=unsure,
+                          accurate=accurate, block=ROUNDED_BLOCK,
+                          hold=scratch(ROUNDED_BLOCK)))
     if ordinary is None:
         return make(bound(elements.serial, name, kernel=kernel, opening=opening))
     in_range, form = ordinary
@@ -123,7 +138,7 @@ _ENTRY = elements.entries(STAMP)
 _LOOP = _ufunc_loop(STAMP)
 
 
-def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=False):
+def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None):
     """The element loop of compiled ``kernel`` on ``nin`` inputs of dtype
     ``char`` as a C function (:data:`ENTRY_SIGNATURE`,
     :func:`~gelu_numba.targets.cpu.elements.entries`), a ``@cfunc`` named
@@ -135,7 +150,7 @@ def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=Fals
     # the loop inlined into the entry at Numba's IR level: LLVM optimises
     # the kernel in one module, once (a callee of its own is optimised
     # alone, then again in its caller's module)
-    loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop")
+    loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop", rounded=rounded)
     py = bound(_ENTRY, name, loop=loop, ty=NUMBA_TYPES[char], count=nin + 1)
     with interleaved(INTERLEAVE if interleave else 0):  # (0: LLVM's own count)
         return compile_loop(py, cache, ENTRY_SIGNATURE)
@@ -156,11 +171,12 @@ def ufunc_loop(char, count, whole=call, stem="", also=()):
     return compile_loop(py, True, also=also)
 
 
-def kernel_loop(kernel, char, nin, name, cache, ordinary=None, interleave=False):
+def kernel_loop(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None):
     """The :class:`Loop` of compiled scalar ``kernel`` on ``nin`` inputs of
     dtype ``char``, its element loop named ``name``."""
     return Loop(ufunc_loop(char, nin + 1), element_entry(
-        kernel, char, nin, name, cache, ordinary=ordinary, interleave=interleave))
+        kernel, char, nin, name, cache, ordinary=ordinary, interleave=interleave,
+        rounded=rounded))
 
 
 def float_loop(fn, char, cache=True):
@@ -169,7 +185,8 @@ def float_loop(fn, char, cache=True):
     :func:`gelu_numba.targets.cpu.registry.loop`)."""
     return kernel_loop(inline(fn.kernel(char)), char, fn.nin,
                        f"{fn.name}_{dtypes.LOOP_DTYPES[char]}", cache,
-                       ordinary=ordinary_form(fn, char), interleave=True)
+                       ordinary=ordinary_form(fn, char), interleave=True,
+                       rounded=rounded_form(fn, char))
 
 
 def bits_loop(kernel, nin, qualname):
@@ -201,6 +218,14 @@ def ordinary_form(fn, char):
     return None if found is None else (found[0], inline(found[1]))
 
 
+def rounded_form(fn, char):
+    """``(unsure, fast path, accurate path)`` of ``fn``'s loop ``char``
+    (compiled as kernels are:
+    :func:`~gelu_numba.kernels.primitives.intrinsics.inline`, the accurate
+    path a function of its own), or None."""
+    return fn.rounded_kernel(char)
+
+
 def loop_llvm(fn, char):
     """The optimised LLVM IR of ``fn``'s ``char`` element loop as the ufuncs
     run it (:func:`element_entry`, compiled afresh: a loop loaded from the
@@ -209,7 +234,8 @@ def loop_llvm(fn, char):
     body."""
     return element_entry(inline(fn.kernel(char)), char, fn.nin,
                          f"{fn.name}_{dtypes.LOOP_DTYPES[char]}", False,
-                         ordinary=ordinary_form(fn, char), interleave=True).inspect_llvm()
+                         ordinary=ordinary_form(fn, char), interleave=True,
+                         rounded=rounded_form(fn, char)).inspect_llvm()
 
 
 def element_loop(fn, char, name):
@@ -219,7 +245,8 @@ def element_loop(fn, char, name):
     callers run on contiguous arrays, the loop the ufuncs run inlined into
     its C entry point (:func:`element_entry`)."""
     return serial_loop(inline(fn.kernel(char)), "never",
-                       ordinary=ordinary_form(fn, char), name=name, interleave=True)
+                       ordinary=ordinary_form(fn, char), name=name, interleave=True,
+                       rounded=rounded_form(fn, char))
 
 
 def element_loop_llvm(fn, char):
