@@ -88,6 +88,7 @@ from numba import njit
 from gelu_numba.kernels import normal, normal32_cpu_f64 as plain
 from gelu_numba.kernels.normal32_cpu_f64 import LN2
 from gelu_numba.kernels.primitives import inline, step_bits
+from gelu_numba.kernels.primitives.intrinsics import out_of_line
 from gelu_numba.kernels.primitives.bits32 import float32_bits, float64_bits
 from gelu_numba.tables import normal_cdf32_rounded as tab, rounding32
 from gelu_numba.tables.normal_cdf import INV_LN2
@@ -107,6 +108,9 @@ TWO_K = np.uint64(2 * K)
 #: 2**-126, float32's least normal, as float64 bits
 SUBNORMAL32 = np.uint64((1023 - 126) << 52)
 MAGNITUDE = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+_TWO_K = np.int64(2 * K)
+_WRAP = np.uint64((1 << 63) - 1)
+_SUBNORMAL_BOUND = np.int64(int(SUBNORMAL32) - 1 - (1 << 63))
 _MIDPOINT_BITS = np.uint64(1 << 28)
 _LEAST_NORMAL32 = 2.0**-126
 #: float32's subnormal spacing, 2**-149, inverted
@@ -118,7 +122,12 @@ def unsure(y):
     """Whether the float32 rounding of the fast path's ``y`` may differ
     from that of the exact value (step 2)."""
     b = float64_bits(y)
-    return (((b + SHIFT) & MASK) <= TWO_K) | (((b & MAGNITUDE) < SUBNORMAL32) & (y != 0.0))
+    # signed comparisons, which AVX2 has for 64-bit lanes: the masked
+    # distance is below 2**29, and |bits| + 2**63 - 1 wraps to below
+    # _SUBNORMAL_BOUND exactly for 0 < |y| < 2**-126
+    near = np.int64((b + SHIFT) & MASK) <= _TWO_K
+    tiny = np.int64((b & MAGNITUDE) + _WRAP) < _SUBNORMAL_BOUND
+    return near | tiny
 
 
 @inline
@@ -152,11 +161,14 @@ def settled(y, x, below):
     return step_bits(y, (-1 if y > 0.0 else 1) if down else (1 if y > 0.0 else -1))
 
 
-# The accurate paths: functions of their own, called from the kernels
-# below on the rare unsure element, so that the fast path's loop stays
-# free of them (a branch to a call, not a select over both paths).
+# The accurate paths: functions of their own (out_of_line), called from
+# the kernels below on the rare unsure element, so that a loop of the
+# kernels stays free of them (a branch to a call, not a select over both
+# paths).
 
-_accurate = njit(error_model="numpy", inline="never")
+# (forceinline=False: Numba passes a caller's forceinline on to what it
+# calls, and the kernels are compiled with it, JIT_OPTIONS)
+_accurate = njit(error_model="numpy", inline="never", forceinline=False)
 # the float64 kernels, compiled as kernels are
 _ndtr64, _norm_pdf64, _gelu64, _gelu_grad64, _gelu_grad2_64, _gelu_backward64 = (
     inline(normal.ndtr), inline(normal.norm_pdf), inline(normal.gelu), inline(normal.gelu_grad),
@@ -165,31 +177,37 @@ _ndtr64, _norm_pdf64, _gelu64, _gelu_grad64, _gelu_grad2_64, _gelu_backward64 = 
 
 @_accurate
 def ndtr_accurate(x):
+    out_of_line()
     return settled(_ndtr64(np.float64(x)), x, rounding32.NDTR)
 
 
 @_accurate
 def norm_pdf_accurate(x):
+    out_of_line()
     return settled(_norm_pdf64(np.float64(x)), x, rounding32.NORM_PDF)
 
 
 @_accurate
 def gelu_accurate(x):
+    out_of_line()
     return settled(_gelu64(np.float64(x)), x, rounding32.GELU)
 
 
 @_accurate
 def gelu_grad_accurate(x):
+    out_of_line()
     return settled(_gelu_grad64(np.float64(x)), x, rounding32.GELU_GRAD)
 
 
 @_accurate
 def gelu_grad2_accurate(x):
+    out_of_line()
     return settled(_gelu_grad2_64(np.float64(x)), x, rounding32.GELU_GRAD2)
 
 
 @_accurate
 def gelu_backward_accurate(dy, x):
+    out_of_line()
     d, xd = np.float64(dy), np.float64(x)
     y = _gelu_backward64(d, xd)
     if not is_midpoint32(y):

@@ -30,7 +30,7 @@ for one kernel by
 import numpy as np
 from numba import carray
 
-from gelu_numba.targets.cpu.operands import at, views
+from gelu_numba.targets.cpu.operands import at, overlaps, views
 
 # (the names each function binds: set for one kernel by bound())
 kernel = opening = ordinary = in_range = block = loop = ty = count = None
@@ -76,20 +76,33 @@ def split(ops):
 
 def rounded(ops):
     """Each ``block`` of elements through a correctly rounded kernel's fast
-    path into float64 scratch, counting the elements whose rounding the
-    test finds unsure (a vectorised loop); a block without one is rounded
-    out, any other element by element, the unsure ones through the accurate
-    path: the kernel's bits either way.  The scratch keeps the inputs
-    unread-over when the output is one of them (``out=x``) until the
-    block is settled."""
+    path, counting the elements whose rounding the test finds unsure (a
+    vectorised loop); in a block with one, those go through the accurate
+    path (element by element): the kernel's bits either way.  The fast path
+    stores straight into the output, whose block the rare unsure one has
+    recomputed from the inputs; where the output is one of the inputs
+    (``out=x``), into float64 scratch, rounded out once the block is
+    settled."""
     opening()
     out = ops[-1]
     inputs = ops[:-1]
     n = out.size
     held = carray(hold(np.float64), block)
+    apart = not overlaps(inputs, out)
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
         doubtful = 0
+        if apart:
+            for i in range(start, stop):
+                y = fast(*at(inputs, i))
+                out[i] = y
+                doubtful += unsure(y)
+            if doubtful != 0:
+                for i in range(start, stop):
+                    y = fast(*at(inputs, i))
+                    if unsure(y):
+                        out[i] = accurate(*at(inputs, i))
+            continue
         for i in range(start, stop):
             y = fast(*at(inputs, i))
             held[i - start] = y

@@ -8,7 +8,7 @@ one to four (three inputs and the output).  The Python form of :func:`at`
 runs where the loops run uncompiled.
 """
 
-from numba import carray, types
+from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
@@ -19,6 +19,17 @@ MOST = 4
 def at(ops, i):
     """``(ops[0][i], ops[1][i], ...)``."""
     return tuple(a[i] for a in ops)
+
+
+def overlaps(ops, out):
+    """Whether array ``out`` shares memory with any array of ``ops``."""
+    return any(_overlap(a, out) for a in ops)
+
+
+def _overlap(a, b):
+    """Whether the byte ranges of contiguous 1-D arrays ``a`` and ``b`` meet."""
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return a.size > 0 and b.size > 0 and pa < pb + b.nbytes and pb < pa + a.nbytes
 
 
 def views(addresses, n, ty, count):
@@ -35,6 +46,14 @@ _AT = (lambda ops, i: (ops[0][i],),
        lambda ops, i: (ops[0][i], ops[1][i], ops[2][i], ops[3][i]))
 
 
+_OVERLAPS = (lambda ops, out: _overlap_jit(ops[0], out),
+             lambda ops, out: _overlap_jit(ops[0], out) or _overlap_jit(ops[1], out),
+             lambda ops, out: (_overlap_jit(ops[0], out) or _overlap_jit(ops[1], out)
+                               or _overlap_jit(ops[2], out)),
+             lambda ops, out: (_overlap_jit(ops[0], out) or _overlap_jit(ops[1], out)
+                               or _overlap_jit(ops[2], out) or _overlap_jit(ops[3], out)))
+
+
 def _chosen(name, ops, bodies):
     if not isinstance(ops, types.BaseTuple) or not 1 <= len(ops) <= MOST:
         raise TypingError(f"{name}: a tuple of 1 to {MOST} arrays, not {ops}")
@@ -44,6 +63,14 @@ def _chosen(name, ops, bodies):
 @overload(at, inline="always")
 def _at(ops, i):
     return _chosen("at", ops, _AT)
+
+
+_overlap_jit = njit(inline="always")(_overlap)
+
+
+@overload(overlaps, inline="always")
+def _overlaps(ops, out):
+    return _chosen("overlaps", ops, _OVERLAPS)
 
 
 @overload(views, inline="always")
