@@ -68,9 +68,12 @@ subnormal result is scaled once from the double-double
 once.  Measured (the mpmath table, the repository's ``python -m
 analysis.accuracy``): see :mod:`gelu_numba.measured` and the site's results pages; the
 fused backward is checked at many dy next to x0 (the repository's
-``tests/test_backward_x0.py``).  These kernels serve the float64 loops;
-float32 loops use the cheaper :mod:`gelu_numba.kernels.normal32_cpu_f64`, and
-calling these on float32 values gives at most 0.5 + 2**-28 float32 ulp.
+``tests/test_backward_x0.py``).  These kernels serve the float64 loops, and
+the correctly rounded float32 loops as their accurate path
+(:mod:`gelu_numba.kernels.rounded32`, whose fast path is the cheaper
+:mod:`gelu_numba.kernels.normal32_cpu_f64`): on float32 values they give at
+most 0.5 + 2**-28 float32 ulp, and their value rounds correctly unless it is
+a float32 midpoint.
 
 Each kernel is a plain Python function of scalars, compiled by
 ``gelu_numba.targets`` into ufuncs (and device functions) for every target.

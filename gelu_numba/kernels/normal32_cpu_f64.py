@@ -1,5 +1,11 @@
 """Scalar kernels for float32 results, evaluated in float64 arithmetic.
 
+Two users: on the CPU they are the fast path of the correctly rounded
+float32 kernels (:mod:`gelu_numba.kernels.rounded32`), read with that
+module's tables (two degrees higher, relative error below 2**-42); GPUs
+with full-rate FP64 run them as they stand, with the tables and the bound
+below (a record's ``k32``).
+
 Method
 ------
 The same reduction as :mod:`gelu_numba.kernels.normal` (``a = |x|``,
