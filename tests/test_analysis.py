@@ -99,7 +99,9 @@ def test_exhaustive_sweep_on_a_local_cluster_and_on_a_given_scheduler(tmp_path):
         for key in ("checked", "max_ulp", "worst_input", "correctly_rounded", "over_1ulp"):
             assert a[key] == b[key], key
         assert a["checked"] == math.ceil(2**32 / stride) - a["nan_inputs"]
-        assert a["max_ulp"] <= catalog.lookup("gelu").bound[0]     # the stated bound
+        # the stated bound, plus the float64 reference's own error (below
+        # 2**-28 float32 ulp)
+        assert a["max_ulp"] <= catalog.lookup("gelu").bound[0] + 2**-28
         assert a["special_mismatches"] == 0
     assert remote[0]["cluster"] == cluster.scheduler_address
 

@@ -89,7 +89,9 @@ def test_sweep_of_the_exact_gelu_holds_its_bound():
     nan_patterns = sum(1 for k in range(-(-2**32 // (2**16 + 1)))
                        if (k * (2**16 + 1)) & 0x7FFFFFFF > 0x7F800000)
     assert fwd["checked"] == -(-2**32 // (2**16 + 1)) - nan_patterns
-    assert fwd["max_ulp"] <= catalog.lookup("gelu").bound[0] and fwd["over_1ulp"] == 0
+    # (the stated bound, plus the float64 reference's own error: 0.5625
+    # float64 ulp, below 2**-28 float32 ulp)
+    assert fwd["max_ulp"] <= catalog.lookup("gelu").bound[0] + 2**-28 and fwd["over_1ulp"] == 0
     assert fwd["special_mismatches"] == 0
 
 

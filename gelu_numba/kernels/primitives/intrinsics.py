@@ -401,7 +401,7 @@ def out_of_line(typingctx):
     branch to it is then if-converted: the loop runs the callee on every
     element (the correctly rounded float32 kernels' accurate path,
     :mod:`gelu_numba.kernels.rounded32`, in a caller's ``@njit`` loop of
-    scalar calls: 24 instead of 7 ns an element, measured)."""
+    scalar calls: the float64 kernel on every element)."""
     def codegen(context, builder, sig, args):
         builder.function.attributes.add("noinline")
         return context.get_dummy_value()
