@@ -82,13 +82,21 @@ def rounded(ops):
     stores straight into the output, whose block the rare unsure one has
     recomputed from the inputs; where the output is one of the inputs
     (``out=x``), into float64 scratch, rounded out once the block is
-    settled."""
+    settled; where it overlaps one otherwise, the kernel runs element by
+    element."""
     opening()
     out = ops[-1]
     inputs = ops[:-1]
     n = out.size
     held = carray(hold(np.float64), block)
-    apart = not overlaps(inputs, out)
+    shared = overlaps(inputs, out)
+    if shared == 2:
+        # an input is the output shifted (NumPy's accumulate): element by
+        # element, each read after the writes before it
+        for i in range(np.uint64(n)):
+            out[i] = kernel(*at(inputs, i))
+        return
+    apart = shared == 0
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
         doubtful = 0

@@ -101,14 +101,15 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
 
     ``rounded``: ``(unsure, fast, accurate)``, a correctly rounded kernel's
     rounding test, fast path and accurate path, which its loop runs in
-    place of ``kernel`` (:data:`ROUNDED_BLOCK`)."""
+    blocks (:data:`ROUNDED_BLOCK`), ``kernel`` itself only where the output
+    overlaps an input one element off."""
     opening = attributes(wide, inline == "never")
     make = (interleaving if interleave and inline == "never"
             else njit(inline=inline, error_model="numpy"))
     if rounded is not None:
         unsure, fast, accurate = rounded
-        return make(bound(elements.rounded, name, opening=opening, fast=fast, unsure=unsure,
-                          accurate=accurate, block=ROUNDED_BLOCK,
+        return make(bound(elements.rounded, name, kernel=kernel, opening=opening, fast=fast,
+                          unsure=unsure, accurate=accurate, block=ROUNDED_BLOCK,
                           hold=scratch(ROUNDED_BLOCK)))
     if ordinary is None:
         return make(bound(elements.serial, name, kernel=kernel, opening=opening))

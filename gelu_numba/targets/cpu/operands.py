@@ -22,14 +22,17 @@ def at(ops, i):
 
 
 def overlaps(ops, out):
-    """Whether array ``out`` shares memory with any array of ``ops``."""
-    return any(_overlap(a, out) for a in ops)
+    """How array ``out`` shares memory with the arrays of ``ops``: 0 not at
+    all, 1 only as the same elements (``out=x``), 2 otherwise (NumPy's
+    ``accumulate`` hands a loop its output one element back as an input)."""
+    return max(_overlap(a, out) for a in ops)
 
 
 def _overlap(a, b):
-    """Whether the byte ranges of contiguous 1-D arrays ``a`` and ``b`` meet."""
+    """0, 1 or 2 (:func:`overlaps`) for contiguous 1-D arrays ``a`` and ``b``."""
     pa, pb = a.ctypes.data, b.ctypes.data
-    return a.size > 0 and b.size > 0 and pa < pb + b.nbytes and pb < pa + a.nbytes
+    meet = a.size > 0 and b.size > 0 and pa < pb + b.nbytes and pb < pa + a.nbytes
+    return 0 if not meet else 1 if pa == pb and a.nbytes == b.nbytes else 2
 
 
 def views(addresses, n, ty, count):
@@ -47,11 +50,11 @@ _AT = (lambda ops, i: (ops[0][i],),
 
 
 _OVERLAPS = (lambda ops, out: _overlap_jit(ops[0], out),
-             lambda ops, out: _overlap_jit(ops[0], out) or _overlap_jit(ops[1], out),
-             lambda ops, out: (_overlap_jit(ops[0], out) or _overlap_jit(ops[1], out)
-                               or _overlap_jit(ops[2], out)),
-             lambda ops, out: (_overlap_jit(ops[0], out) or _overlap_jit(ops[1], out)
-                               or _overlap_jit(ops[2], out) or _overlap_jit(ops[3], out)))
+             lambda ops, out: max(_overlap_jit(ops[0], out), _overlap_jit(ops[1], out)),
+             lambda ops, out: max(_overlap_jit(ops[0], out), _overlap_jit(ops[1], out),
+                                  _overlap_jit(ops[2], out)),
+             lambda ops, out: max(_overlap_jit(ops[0], out), _overlap_jit(ops[1], out),
+                                  _overlap_jit(ops[2], out), _overlap_jit(ops[3], out)))
 
 
 def _chosen(name, ops, bodies):
