@@ -164,12 +164,7 @@ def gelu_t(x, t):
     """GELU(x) = x Phi(x)."""
     xd = np.float64(x)
     xs = nan_to_zero(xd)
-    q = upper_tail(clamp_abs(xs, A32, 0.0), t)
-    phi = q if xs < 0.0 else 1.0 - q
-    # below -A32 the float32 result is -0.0 (|GELU| < 2**-280): the factor
-    # -0.0 gives it exactly, -inf included (no -inf * Q)
-    xc = xs if xs > -A32 else -0.0
-    r = xc * phi
+    r = x_phi(xs, t)
     # |x| < 2**-125: GELU(x) = x/2 + phi0 x**2 (1 + O(x)), and x/2 may be a
     # float32 midpoint that float64 cannot tell from the exact value (the
     # term phi0 x**2 is 2**-125 times smaller).  Moving x/2 one float64 ulp
@@ -177,6 +172,28 @@ def gelu_t(x, t):
     tiny = abs(xs) < _TINY32 and xs != 0.0
     r = r if not tiny else step_bits(0.5 * xs, 1 if xs > 0.0 else -1)
     return r if xd == xd else xd
+
+
+@inline
+def gelu_above_tiny_t(x, t):
+    """GELU(x), all of :func:`gelu_t` but its step at ``|x| < 2**-125``:
+    the fast path of the correctly rounded GELU, whose rounding test sends
+    those inputs (results below 2**-126) on to the accurate path
+    (:mod:`gelu_numba.kernels.rounded32`)."""
+    xd = np.float64(x)
+    r = x_phi(nan_to_zero(xd), t)
+    return r if xd == xd else xd
+
+
+@inline
+def x_phi(xs, t):
+    """``x Phi(x)`` for a non-NaN ``xs``."""
+    q = upper_tail(clamp_abs(xs, A32, 0.0), t)
+    phi = q if xs < 0.0 else 1.0 - q
+    # below -A32 the float32 result is -0.0 (|GELU| < 2**-280): the factor
+    # -0.0 gives it exactly, -inf included (no -inf * Q)
+    xc = xs if xs > -A32 else -0.0
+    return xc * phi
 
 
 @inline

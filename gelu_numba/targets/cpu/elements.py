@@ -22,7 +22,7 @@ for one kernel by
 ``fast``, ``unsure``, ``accurate``, ``hold`` (:func:`rounded`)
     a correctly rounded kernel's fast path, its rounding test and its
     accurate path, and the intrinsic that allocates a block of scratch on
-    the stack;
+    the stack (``hold(dtype)``: float64 values, or the test's flags);
 ``loop``, ``ty``, ``count`` (:func:`entries`)
     the element loop, the operands' element type and their number.
 """
@@ -79,16 +79,20 @@ def rounded(ops):
     path, counting the elements whose rounding the test finds unsure (a
     vectorised loop); in a block with one, those go through the accurate
     path (element by element): the kernel's bits either way.  The fast path
-    stores straight into the output, whose block the rare unsure one has
-    recomputed from the inputs; where the output is one of the inputs
-    (``out=x``), into float64 scratch, rounded out once the block is
-    settled; where it overlaps one otherwise, the kernel runs element by
-    element."""
+    stores straight into the output, and each element's test result into a
+    block of flags, so that the rare unsure element costs its accurate path
+    and a scan of the flags, not the block again; where the output is one
+    of the inputs (``out=x``), into float64 scratch, rounded out once the
+    block is settled; where it overlaps one otherwise, the kernel runs
+    element by element."""
     opening()
     out = ops[-1]
     inputs = ops[:-1]
     n = out.size
     held = carray(hold(np.float64), block)
+    # (int64 flags: a vector of the test's 64-bit lanes stores as it is;
+    # bytes would be packed first, a measurable cost in the loop)
+    flags = carray(hold(np.int64), block)
     shared = overlaps(inputs, out)
     if shared == 2:
         # an input is the output shifted (NumPy's accumulate): element by
@@ -104,11 +108,12 @@ def rounded(ops):
             for i in range(start, stop):
                 y = fast(*at(inputs, i))
                 out[i] = y
-                doubtful += unsure(y)
+                u = np.int64(unsure(y))
+                flags[i - start] = u
+                doubtful += u
             if doubtful != 0:
                 for i in range(start, stop):
-                    y = fast(*at(inputs, i))
-                    if unsure(y):
+                    if flags[i - start] != 0:
                         out[i] = accurate(*at(inputs, i))
             continue
         for i in range(start, stop):

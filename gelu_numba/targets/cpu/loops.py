@@ -65,7 +65,8 @@ ORDINARY_BLOCK = 240
 # A correctly rounded kernel (Function.rounded) runs each block of
 # ROUNDED_BLOCK elements through its fast path and rounding test, and the
 # unsure elements of the rare block with one through its accurate path; a
-# multiple of every loop's step, as ORDINARY_BLOCK.
+# multiple of every loop's step, as ORDINARY_BLOCK (its flags and float64
+# scratch, 4 KB, on the stack).
 ROUNDED_BLOCK = 240
 
 
