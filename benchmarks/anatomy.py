@@ -3,7 +3,7 @@ instruction mix of their vectorised loops.
 
 Usage::
 
-    python -m benchmarks.anatomy [--n 100000] [--rounds 31]
+    python -m benchmarks.anatomy [--n 100000] [--rounds 31] [--isa avx2] [--out FILE]
 
 Each variant is a piece of a kernel (or the kernel with one piece removed:
 its values are wrong, it exists to be timed) compiled into the same
@@ -28,10 +28,14 @@ import sys
 
 import numpy as np
 from numba import types
+from numba.core.registry import CPUDispatcher as Dispatcher
 
 from benchmarks import isa
+from benchmarks.machine import machine_info, machine_line
 from benchmarks.targets import race
-from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, gpu32
+
+from gelu_numba import catalog
+from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, gpu32, rounded32
 from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
@@ -129,10 +133,11 @@ def f64_tail_one_piece(x):
     return h + l
 
 
-# the ufunc's kernel in a loop without the wide-vector attribute: the vector
-# width LLVM's tuning picks for the host (256 bits on Intel server cores)
+# the kernel (float32: the plain one) in a loop without the wide-vector
+# attribute: the vector width LLVM's tuning picks for the host (256 bits on
+# Intel server cores)
 NARROW = "gelu, vector width left to LLVM's tuning"
-# the ufunc's kernel, one vector an iteration (LLVM's own interleave count,
+# the kernel (float32: the plain one), one vector an iteration (LLVM's own interleave count,
 # 1 for loops this long) instead of cpu.INTERLEAVE independent vectors
 ONE = "gelu, one vector an iteration (no interleave)"
 ONE_ORDINARY = "gelu, ordinary form, one vector an iteration (no interleave)"
@@ -144,9 +149,17 @@ TORCH = "PyTorch F.gelu, one thread (benchmarks.targets' peer)"
 #: the variants compiled without cpu.interleaved
 NOT_INTERLEAVED = (ONE, ONE_ORDINARY)
 
+#: the float32 ufunc's loop: the correctly rounded kernel's blocks (fast
+#: path, rounding test, the rare accurate path; a variant that is a catalog
+#: record's ``rounded`` triple compiles that loop)
+ROUNDED = "gelu, correctly rounded (the ufunc's loop: fast path, test, accurate path)"
+
 VARIANTS = {
     "float32": {
-        "gelu (the ufunc's kernel)": normal32_cpu_f64.gelu,
+        ROUNDED: catalog.lookup("gelu").rounded_kernel("f"),
+        "gelu, the fast path alone, rounded on store (timing only: no test)": rounded32.gelu_fast,
+        "gelu, plain float32 kernel (normal32_cpu_f64: 0.5 + 2**-7 ulp, what full-rate-FP64 GPUs run)":
+            normal32_cpu_f64.gelu,
         ONE: normal32_cpu_f64.gelu,
         "exp(-a^2/2) alone": f32_exp,
         "R rational alone": f32_rational,
@@ -185,9 +198,9 @@ _INSTR = re.compile(r"^\s+([a-z][a-z0-9]*)\s")
 
 def vector_loop_mix(compiled, sig):
     """``(count, Counter)`` of the instructions of the vector loop of a
-    compiled loop: of the loops in its assembly (each from a label to a
-    later jump back to it), the one with the most packed (``zmm``/``ymm``)
-    instructions.
+    compiled loop: of the innermost loops in its assembly (each from a label
+    to a later jump back to it), the one with the most packed
+    (``zmm``/``ymm``) instructions.
 
     The loop itself, not the basic block with the most packed code: with
     16 ``ymm`` registers (AVX2) LLVM spills the kernel's constants once
@@ -204,13 +217,20 @@ def vector_loop(compiled, sig):
     lines = [ln for ln in compiled.inspect_asm(sig).splitlines()
              if _LABEL.match(ln) or _INSTR.match(ln)]
     where = {_LABEL.match(ln).group(1): i for i, ln in enumerate(lines) if _LABEL.match(ln)}
-    best = []
+    loops = []
     for j, line in enumerate(lines):
         jump = _JUMP.match(line)
         if jump and where.get(jump.group(1), j) < j:
-            body = [ln for ln in lines[where[jump.group(1)]:j + 1] if _INSTR.match(ln)]
-            if _packed(body) > _packed(best):
-                best = body
+            loops.append((where[jump.group(1)], j))
+    best = []
+    for begin, end in loops:
+        # innermost loops only: a block loop around the vector loop (the
+        # correctly rounded kernels') holds all of its packed code and more
+        if any(begin <= b and e < end for b, e in loops if (b, e) != (begin, end)):
+            continue
+        body = [ln for ln in lines[begin:end + 1] if _INSTR.match(ln)]
+        if _packed(body) > _packed(best):
+            best = body
     return best
 
 
@@ -253,6 +273,17 @@ def _vector_arithmetic(compiled, sig):
     return bits, 64 if any(re.match(r"^\s+v\w*pd\s", i) for i in arith) else 32
 
 
+def loop_of(label, kernel):
+    """The element loop that variant ``label`` times: ``kernel`` in the
+    ufuncs' unit-stride loop (a kernel's function, or a correctly rounded
+    record's ``(unsure, fast, accurate)``, whose blocked loop it is)."""
+    if isinstance(kernel, tuple):
+        return serial_loop(inline(catalog.lookup("gelu").kernel("f")), "never",
+                           rounded=kernel, name="rounded")
+    return serial_loop(kernel if isinstance(kernel, Dispatcher) else inline(kernel), "never",
+                       wide=label != NARROW)
+
+
 def _per_iteration(loop, sig, label):
     return vector_lanes(loop, sig) * (1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE)
 
@@ -281,8 +312,22 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=31)
     p.add_argument("--isa", choices=isa.CHOICES, default="native",
                    help="the ISA Numba compiles for (benchmarks.isa)")
+    p.add_argument("--out", help="write the table here (Markdown), its first line naming "
+                   "this command")
     args = p.parse_args(argv)
     isa.run_as(args.isa, "benchmarks.anatomy")
+    if args.out:
+        import contextlib
+        import io
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            code = main([a for a in (argv if argv is not None else sys.argv[1:])
+                         if a != "--out" and a != args.out])
+        command = " ".join(["python -m benchmarks.anatomy", *(argv or sys.argv[1:])])
+        with open(args.out, "w") as f:
+            f.write(f"<!-- generated by benchmarks/anatomy.py: {command} -->\n\n"
+                    f"{machine_line(machine_info())}; {buffer.getvalue()}")
+        return code
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"ISA: {isa.describe()}.  "
           f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
@@ -303,7 +348,7 @@ def main(argv=None):
                 if peer is not None:
                     loops[label] = peer
                 continue
-            loop = serial_loop(inline(kernel), "never", wide=label != NARROW)
+            loop = loop_of(label, kernel)
             with cpu.interleaved(1 if label in NOT_INTERLEAVED else cpu.INTERLEAVE):
                 loop((x, out))
             loops[label] = (lambda f: (lambda: f((x, out))))(loop)

@@ -32,5 +32,5 @@ def test_the_table_names_the_machine_and_every_loop():
                           timeout=600).stdout
     assert "ISA:" in text and "cores" in text
     for name in rounding.FUNCTIONS:
-        for label in (*rounding.loops(name), rounding.UFUNC):
+        for label in (*rounding.loops(name), rounding.UFUNC, rounding.SPARSE):
             assert f"| {name} | {label} |" in text
