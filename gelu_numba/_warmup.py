@@ -8,6 +8,7 @@ images, CI and benchmarks:
     python -m gelu_numba warmup                    # every loop
     python -m gelu_numba warmup --functions gelu gelu_backward
     python -m gelu_numba warmup --jobs 2           # in two processes
+    python -m gelu_numba warmup --group exact      # one catalog group's loops
 
 Loops already in the cache are loaded, not compiled, so a second warmup is
 quick.  The cache lives where Numba puts it (``__pycache__`` beside the
@@ -120,6 +121,9 @@ def main(argv=None):
                                 description=__doc__.splitlines()[0])
     p.add_argument("--functions", nargs="+", metavar="NAME",
                    help="public function names (default: every loop of the package)")
+    p.add_argument("--group", choices=catalog.GROUPS,
+                   help="the functions of one catalog group (exact: GELU, its derivatives, "
+                        "the fused backward, Phi and phi)")
     p.add_argument("--dtypes", nargs="+", choices=sorted(_CHARS), default=sorted(_CHARS))
     p.add_argument("--jobs", type=int, default=1,
                    help="processes to compile in (default 1; the cache is shared)")
@@ -128,6 +132,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    if args.group:
+        args.functions = [*(args.functions or ()), *(f.name for f in catalog.group(args.group))]
     try:
         tasks(args.functions, args.dtypes)  # the names are checked once, here
     except ValueError as error:

@@ -255,6 +255,17 @@ def test_warmup_compiles_the_named_loops_and_refuses_unknown_names():
     assert usage.returncode == 1 and "warmup" in usage.stderr
 
 
+def test_warmup_group_takes_the_catalog_groups_functions(monkeypatch):
+    # --group exact (what .ci/run warms before the tests) names the loops of
+    # every record of that group, and only those
+    from gelu_numba import _warmup, catalog
+    seen = {}
+    monkeypatch.setattr(_warmup, "warmup", lambda functions, *rest: seen.setdefault("f", functions))
+    assert _warmup.main(["--group", "exact", "--dtypes", "float32", "--quiet"]) == 0
+    assert seen["f"] and {catalog.lookup(name).group for name in seen["f"]} == {"exact"}
+    assert set(seen["f"]) == {f.name for f in catalog.FUNCTIONS if f.group == "exact"}
+
+
 def test_warmup_tasks_cover_every_public_function():
     import gelu_numba.approximations as approx
     from gelu_numba import production
