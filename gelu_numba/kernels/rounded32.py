@@ -106,11 +106,11 @@ MASK = np.uint64((1 << 29) - 1)
 #: (bits + 2**28 + K) & MASK is d + K for low bits 2**28 + d: at most 2 K
 #: exactly when |d| <= K (the sum's carry out of the mask is dropped)
 SHIFT = np.uint64((1 << 28) + K)
-TWO_K = np.uint64(2 * K)
+#: (signed: AVX2 compares 64-bit lanes signed only)
+TWO_K = np.int64(2 * K)
 #: 2**-126, float32's least normal, as float64 bits
 SUBNORMAL32 = np.uint64((1023 - 126) << 52)
 MAGNITUDE = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
-_TWO_K = np.int64(2 * K)
 _WRAP = np.uint64((1 << 63) - 1)
 _SUBNORMAL_BOUND = np.int64(int(SUBNORMAL32) - 1 - (1 << 63))
 _MIDPOINT_BITS = np.uint64(1 << 28)
@@ -127,7 +127,7 @@ def unsure(y):
     # signed comparisons, which AVX2 has for 64-bit lanes: the masked
     # distance is below 2**29, and |bits| + 2**63 - 1 wraps to below
     # _SUBNORMAL_BOUND exactly for 0 < |y| < 2**-126
-    near = np.int64((b + SHIFT) & MASK) <= _TWO_K
+    near = np.int64((b + SHIFT) & MASK) <= TWO_K
     tiny = np.int64((b & MAGNITUDE) + _WRAP) < _SUBNORMAL_BOUND
     return near | tiny
 
