@@ -538,6 +538,12 @@ def antiderivative(name):
     return next((f for f in FUNCTIONS if f.derivative == name), None)
 
 
+def forward(name):
+    """The record whose :attr:`~Function.backward` is ``name`` (``gelu`` for
+    ``gelu_backward``), or None."""
+    return next((f for f in FUNCTIONS if f.backward == name), None)
+
+
 def published(module):
     """The records published by public module ``module``, in catalog order."""
     return [f for f in FUNCTIONS if module in f.modules]

@@ -13,6 +13,7 @@ import pytest
 
 import gelu_numba as g
 from gelu_numba import catalog, half
+from gelu_numba.internals import numba_core
 from reference.make_half_table import round_to_format
 
 pytestmark = pytest.mark.unit
@@ -73,6 +74,17 @@ def test_the_ties_that_float32_misses(fmt):
     np.testing.assert_array_equal(got, want)
     # and the plain "x/2 rounded to even" would have differed on each
     assert all(w != float(np.float64(v) / 2) or v == 0 for w, v in zip(want, x))
+
+
+def test_the_cpus_float16_conversion_is_found_by_asking_llvm():
+    # the CPU's hardware rounding is chosen where LLVM compiles the
+    # conversion to one instruction: every AVX2 CPU (F16C), not the
+    # baseline x86-64 (a call to a runtime function Numba does not link)
+    triple = "x86_64-unknown-linux-gnu"
+    assert numba_core.converts_float16((triple, "haswell", "-avx512f"))
+    assert numba_core.converts_float16((triple, "znver3", ""))
+    assert not numba_core.converts_float16((triple, "x86-64", ""))
+    assert not numba_core.converts_float16((triple, "haswell", "-f16c"))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -140,22 +152,27 @@ def test_bfloat16_ufuncs_refuse_other_dtypes():
     np.testing.assert_array_equal(x, before)   # inputs are never modified
 
 
-def test_the_cuda_forms_of_the_float16_conversions_are_the_integer_code():
-    # compiled for CUDA, round_float16 converts its round-to-odd float32 by
-    # cvt.rn.f16.f32 and decode_float16 by cvt.f32.f16 (IEEE: to nearest
-    # even, gradual underflow, overflow to inf; exact), which NumPy's casts
-    # are too; the integer code the CPU runs must give the same bits at
-    # every float16, at each midpoint and a float64 ulp either side, and
-    # past the overflow edge (NaN: the format's quiet NaN, with its sign)
+def test_the_float16_rounding_forms_are_ieee_rounding():
+    # round_float16 has three forms: the integer code (Python, and the CPU
+    # without a conversion instruction), and the round-to-odd float32
+    # converted by the hardware (CUDA's cvt.rn.f16.f32; the CPU's F16C
+    # vcvtps2ph where Numba's target has it).  NumPy's casts are IEEE (to
+    # nearest even, gradual underflow, overflow to inf), so each compiled
+    # form must give the cast's bits at every float16, at each midpoint and
+    # a float64 ulp either side, and past the overflow edge (NaN: the
+    # format's quiet NaN, with its sign)
     from numba import njit
 
     from gelu_numba.kernels import half_rounding as kh
+    from gelu_numba.kernels.primitives import inline
 
-    @njit
-    def integer_code(v, out, odd):
-        for i in range(v.size):
-            out[i] = kh.round_float16(v[i])
-            odd[i] = kh._float32_round_to_odd(v[i])
+    def rounding(form):
+        @njit
+        def run(v, out, odd):
+            for i in range(v.size):
+                out[i] = form(v[i])
+                odd[i] = kh._float32_round_to_odd(v[i])
+        return run
 
     bits = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
     values = bits.view(np.float16).astype(np.float64)
@@ -166,19 +183,60 @@ def test_the_cuda_forms_of_the_float16_conversions_are_the_integer_code():
                         [65504.0, 65519.99, 65520.0, 65536.0, 1e6, -65520.0, 2.0**-25,
                          -2.0**-25, 2.0**-26, 1e-300, 0.0, -0.0, np.inf, -np.inf, np.nan,
                          -np.nan]])
-    out, odd = np.empty(v.size, np.uint16), np.empty(v.size, np.uint32)
-    integer_code(v, out, odd)
-    with np.errstate(over="ignore"):
-        cast = odd.view(np.float32).astype(np.float16).view(np.uint16)
-    nan = np.isnan(v)
-    cast[nan] = np.where(np.signbit(v[nan]), 0xFE00, 0x7E00)
-    assert np.array_equal(out, cast)
-    # decode: the cast of every float16 (NaNs as NaNs)
-    dec = np.array([kh.decode_float16(b) for b in bits])
+    forms = {"chosen for this CPU": kh.round_float16, "integer code": inline(kh._round_float16)}
+    if numba_core.converts_float16():
+        forms["hardware"] = inline(kh._round_float16_hardware())
+    for what, form in forms.items():
+        out, odd = np.empty(v.size, np.uint16), np.empty(v.size, np.uint32)
+        rounding(form)(v, out, odd)
+        with np.errstate(over="ignore"):
+            cast = odd.view(np.float32).astype(np.float16).view(np.uint16)
+        nan = np.isnan(v)
+        cast[nan] = np.where(np.signbit(v[nan]), 0xFE00, 0x7E00)
+        assert np.array_equal(out, cast), what
+    # decode: the cast of every float16 (NaNs as NaNs), in Python and
+    # compiled in each form
+    def decoding(form):
+        @njit
+        def run(b, out):
+            for i in range(b.size):
+                out[i] = form(b[i])
+        return run
+
     want = bits.view(np.float16).astype(np.float64)
-    assert np.array_equal(np.isnan(dec), np.isnan(want))
+    decoded = {"Python": np.array([kh.decode_float16(b) for b in bits])}
+    forms = {"chosen for this CPU": kh.decode_float16, "integer code": inline(kh._decode_float16)}
+    if numba_core.converts_float16():
+        forms["hardware"] = inline(kh._decode_float16_hardware())
+    for what, form in forms.items():
+        decoded[what] = np.empty(bits.size)
+        decoding(form)(bits, decoded[what])
     ok = ~np.isnan(want)
-    assert np.array_equal(dec[ok].view(np.uint64), want[ok].view(np.uint64))
+    for what, dec in decoded.items():
+        assert np.array_equal(np.isnan(dec), np.isnan(want)), what
+        assert np.array_equal(dec[ok].view(np.uint64), want[ok].view(np.uint64)), what
+
+
+def test_float16_subnormals_are_kept_under_flush_to_zero():
+    # torch.set_flush_denormal(True) sets flush-to-zero and
+    # denormals-are-zero; a float16 subnormal is a normal float32 number,
+    # so the float16 backward reads and writes them as in the default mode
+    # (a subnormal dy decoded through a subnormal float32 would read as 0)
+    import fp_mode
+
+    sub = np.arange(1, 1024, dtype=np.uint16).view(np.float16)
+    dy = np.concatenate([sub, -sub])
+    x = np.resize(np.float16([1.0, -0.5, 3.0, 2.0**-14, -2.0]), dy.size)
+    want = g.gelu_backward(dy, x)
+    assert np.count_nonzero(want) > dy.size // 2
+    before = fp_mode.mxcsr()
+    fp_mode.set_bits(fp_mode.FTZ_DAZ)
+    try:
+        got = g.gelu_backward(dy, x)
+    finally:
+        fp_mode.set_bits(clear=fp_mode.FTZ_DAZ)
+    assert fp_mode.mxcsr() == before
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
 def test_the_catalog_records_say_which_functions_have_2_byte_loops():

@@ -172,7 +172,7 @@ def test_accumulate_and_reduce_keep_their_order():
     # NumPy's accumulate and reduce hand the loop an input that is the
     # output one element back: no block may be read ahead of its writes
     ufunc = cpu.REGISTRY.get(catalog.lookup("gelu_backward"))
-    for dtype in (np.float32, np.float64):
+    for dtype in (np.float32, np.float64, np.float16):
         x = _values(3 * cpu.BUFFER["f"], dtype, 5)
         x[np.isnan(x) | np.isinf(x)] = 0.5
         acc = ufunc.accumulate(x)

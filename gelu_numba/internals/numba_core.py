@@ -33,13 +33,22 @@
   the cache.  If it changes: importing :mod:`gelu_numba.jax` fails with an
   ``AttributeError`` naming the attribute.
 
+* The CPU codegen's ``magic_tuple()`` (the triple, CPU name and features
+  Numba compiles for, the key of its cache index): whether that target
+  converts between float32 and float16 in one instruction
+  (:func:`converts_float16`, x86's F16C), asked of LLVM itself.  If it changes: the probe fails by
+  name, and the integer code can be chosen everywhere.
+
 ``numba.core.types``, ``cgutils`` and ``errors`` are the extension API that
 Numba documents for ``@intrinsic`` and ``@overload``; they are used directly.
 """
 
+import functools
 import os
 import threading
 import warnings
+
+import llvmlite.binding as ll
 
 from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
@@ -110,6 +119,38 @@ def global_address(compiled, name):
     return compiled._library._codegen._engine.get_global_value_address(name)
 
 
+# (the two conversions, float32 -> float16 bits and back; a target without
+# the instructions calls runtime functions, __truncsfhf2 and
+# __extendhfsf2, which Numba does not link)
+_CONVERSION = """
+define i16 @narrow(float %x) {
+  %h = fptrunc float %x to half
+  %b = bitcast half %h to i16
+  ret i16 %b
+}
+define float @widen(i16 %b) {
+  %h = bitcast i16 %b to half
+  %x = fpext half %h to float
+  ret float %x
+}
+"""
+
+
+@functools.cache
+def converts_float16(target=None):
+    """Whether the CPU Numba compiles for (its name and features: the host,
+    or ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES``) converts float32 to
+    float16 bits and back in one instruction each, rather than calls:
+    LLVM's own code for the conversions, compiled once for that target and
+    read.  ``target``: ``(triple, cpu name, features)`` of another
+    target."""
+    triple, cpu, features = target or cpu_target.target_context.codegen().magic_tuple()
+    machine = ll.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+    module = ll.parse_assembly(_CONVERSION)
+    module.triple = triple
+    return "call" not in machine.emit_assembly(module)
+
+
 def probe():
     """Raise ``ImportError`` naming what moved, if anything did."""
     if not (isinstance(CPUDispatcher, type) and issubclass(CPUDispatcher, Dispatcher)):
@@ -123,7 +164,9 @@ def probe():
     if missing:
         raise ImportError("gelu_numba: Numba's cache index file has no "
                           + ", ".join(missing))
+    if not callable(getattr(cpu_target.target_context.codegen(), "magic_tuple", None)):
+        raise ImportError("gelu_numba: Numba's CPU codegen has no magic_tuple()")
 
 
 __all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
-           "compile_repairing", "global_address", "probe"]
+           "compile_repairing", "converts_float16", "global_address", "probe"]

@@ -38,6 +38,7 @@ Formats: float16 (11-bit significand, exponents -14..15) and bfloat16
 
 import numpy as np
 
+from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import (float16_bits_rn, float16_value, float32_bits,
                                            float32_from_bits, inline, per_target)
 
@@ -48,13 +49,24 @@ _F32_INF = _u32(0x7F800000)
 
 def _decode_float16(b):
     """The float64 value of the float16 with bit pattern ``b``: its
-    exponent and significand moved into a float32 (``<< 13``), rescaled by
-    2**112 (127 - 15: exact, subnormals included); inf and NaN by their
-    all-ones exponent.  Branch-free, so that a loop of it vectorises."""
-    a = _u32(b & 0x7FFF) << 13
-    f = float32_from_bits(a) * np.float32(2.0**112)
-    if (b & 0x7C00) == 0x7C00:
-        f = float32_from_bits(a | _F32_INF)
+    significand (the implicit bit included) as an integer, times the power
+    of two of its exponent, both normal float32 numbers, so that the
+    product is exact and no subnormal float32 appears anywhere (a CPU's
+    denormals-are-zero mode, which ``torch.set_flush_denormal(True)``
+    sets, would read one as zero, and a subnormal float16 is a normal
+    float32 number); inf and NaN by their all-ones exponent.  Branch-free,
+    so that a loop of it vectorises."""
+    e = np.int32((b >> 10) & 0x1F)
+    m = np.int32(b & 0x3FF)
+    if e != 0:
+        m = m | np.int32(0x400)
+    # 2**(max(e, 1) - 25): m 2**-24 for a subnormal (e = 0), else
+    # (2**10 + its fraction) 2**(e - 15 - 10); the float32 exponent field
+    # is that power + 127
+    scale = float32_from_bits(_u32(max(e, np.int32(1)) + 102) << 23)
+    f = np.float32(m) * scale
+    if e == 0x1F:
+        f = float32_from_bits(_F32_INF | (_u32(b & 0x3FF) << 13))
     v = np.float64(f)
     return -v if b & 0x8000 else v
 
@@ -111,17 +123,24 @@ def _round_float16(v):
     return sign | _u16(r)
 
 
-def _decode_float16_cuda():
+def _decode_float16_hardware():
     def decode(b):
+        # (x86's vcvtph2ps reads a subnormal float16 exactly whatever the
+        # denormals-are-zero mode)
         return np.float64(float16_value(np.uint16(b)))
     return decode
 
 
-def _round_float16_cuda():
+def _decode_float16_cpu():
+    return _decode_float16_hardware() if numba_core.converts_float16() else _decode_float16
+
+
+def _round_float16_hardware():
     def round_(v):
-        # the hardware conversion (cvt.rn.f16.f32) of the round-to-odd
-        # float32: the same rounding as the integer code, one instruction;
-        # a NaN is made the format's quiet NaN with its sign, as there
+        # the hardware conversion of the round-to-odd float32 (CUDA's
+        # cvt.rn.f16.f32, x86's F16C vcvtps2ph): the same rounding as the
+        # integer code, one instruction; a NaN is made the format's quiet
+        # NaN with its sign, as there
         b = _float32_round_to_odd(v)
         if (b & _F32_ABS) > _F32_INF:
             return _u16(((b >> 16) & 0x8000) | 0x7E00)
@@ -129,14 +148,22 @@ def _round_float16_cuda():
     return round_
 
 
-# On the CPU and in Python the integer code above (the CPU loops vectorise
-# it, and a CPU without F16C has no conversion instruction); compiled for
-# CUDA the hardware's conversions, the same values (the repository's
-# tests/test_half_loops.py checks the rounding against NumPy's IEEE cast),
-# in fewer instructions (python -m analysis.gpu.sass counts float16's
-# backward kernel)
-decode_float16 = per_target("decode_float16", _decode_float16, _decode_float16_cuda)
-round_float16 = per_target("round_float16", _round_float16, _round_float16_cuda)
+def _round_float16_cpu():
+    return _round_float16_hardware() if numba_core.converts_float16() else _round_float16
+
+
+# In Python the integer code above; compiled for CUDA the hardware's
+# conversions, and for a CPU the hardware's where it has the instructions
+# (x86's F16C: AVX2 CPUs have it; a vectorised loop converts four or eight
+# lanes with one vcvtps2ph or vcvtph2ps), else the integer code (a CPU
+# without F16C has no conversion instruction): the same values (the
+# repository's tests/test_half_loops.py checks every form against NumPy's
+# IEEE casts), in fewer instructions (python -m analysis.gpu.sass counts
+# float16's backward kernel on the GPU; benchmarks.targets times the CPU's)
+decode_float16 = per_target("decode_float16", _decode_float16, _decode_float16_hardware,
+                            compiled_cpu=_decode_float16_cpu)
+round_float16 = per_target("round_float16", _round_float16, _round_float16_hardware,
+                           compiled_cpu=_round_float16_cpu)
 
 
 @inline

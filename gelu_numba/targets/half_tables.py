@@ -18,6 +18,7 @@ from numba import njit
 
 from gelu_numba import catalog
 from gelu_numba.kernels import half_rounding as kernels
+from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import fp_env
 from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu.operands import at
@@ -54,43 +55,61 @@ def format_values(fmt):
 @functools.cache
 @fp_env.default_environment()
 def table(name, fmt, ufunc_of):
-    """The table of ``name`` ("gelu" or "gelu_grad") in ``fmt``: entry
-    ``b`` is the bits of the correctly rounded value at input bits ``b``;
-    for "gelu_backward", GELU' at every input as float64.  The values are
+    """The table of ``name`` in ``fmt``: for a one-operand function
+    ("gelu", "gelu_grad"), entry ``b`` is the bits of the correctly rounded
+    value at input bits ``b``; for a fused backward ("gelu_backward"), its
+    forward's derivative (GELU') at every input as float64.  The values are
     those of ``ufunc_of(record)`` on float64."""
-    def float64(name, x):
-        return ufunc_of(catalog.lookup(name))(x)
-
     x = format_values(fmt)
-    _, round_ = kernels.FORMATS[fmt]
-    if name == "gelu_backward":
+    forward = catalog.forward(name)
+    if forward is not None:
         grad = np.empty(65536)
-        _mapped(kernels.grad_off_half)(x, float64("gelu_grad", x), grad)
+        _mapped(kernels.grad_off_half)(x, ufunc_of(catalog.lookup(forward.derivative))(x), grad)
         return grad
-    y = float64(name, x)
+    y = ufunc_of(catalog.lookup(name))(x)
     if name == "gelu":
         above = np.empty_like(y)
         _mapped(kernels.gelu_above_half_x)(x, y, above)
         y = above
+    _, round_ = kernels.FORMATS[fmt]
     bits = np.empty(65536, dtype=np.uint16)
     _mapped(round_)(y, bits)
     return bits
 
 
+def stages(name, fmt, ufunc_of):
+    """The two steps of a fused backward's kernel on bit patterns, compiled
+    as kernels are: the lookup of GELU' at ``x``, ``look(dy, x)``, and
+    ``finish(grad, dy, x) = round(value(dy) * grad)``, the product in
+    float64 rounded once; None for a one-operand function (its kernel is
+    the lookup alone)."""
+    if catalog.forward(name) is None:
+        return None
+    grad = table(name, fmt, ufunc_of)
+    decode, round_ = kernels.FORMATS[fmt]
+
+    def look(dy, x):
+        return grad[x]
+
+    def finish(g, dy, x):
+        # dy decoded by arithmetic (vector operations)
+        return round_(decode(dy) * g)
+    return inline(look), inline(finish)
+
+
 def kernel(name, fmt, ufunc_of):
-    """The scalar kernel on bit patterns: a lookup, or for the backward
-    ``round(value(dy) * GELU'(x))``, the product in float64 (the tables:
+    """The scalar kernel on bit patterns: a lookup, or for a fused backward
+    its two steps (:func:`stages`) one after the other (the tables:
     :func:`table`)."""
-    if name != "gelu_backward":
+    two = stages(name, fmt, ufunc_of)
+    if two is None:
         values = table(name, fmt, ufunc_of)
 
         def lookup(b):
             return values[b]
         return lookup
-    grad = table(name, fmt, ufunc_of)
-    decode, round_ = kernels.FORMATS[fmt]
+    look, finish = two
 
     def backward(dy, x):
-        # dy decoded by arithmetic (vector operations), GELU' by lookup
-        return round_(decode(dy) * grad[x])
+        return finish(look(dy, x), dy, x)
     return backward

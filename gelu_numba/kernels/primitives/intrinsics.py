@@ -28,9 +28,9 @@ instructions (these overloads are registered for the ``generic`` target).
 
 The others are for the CUDA target's own code: :func:`opaque_zero` (a zero
 the CUDA compilers cannot fold, which keeps a constant-memory load a load)
-and the float16 conversions :func:`float16_bits_rn` and
-:func:`float16_value`; and for the CPU's, :func:`out_of_line`, which keeps
-a rarely called function a call.
+and the float16 conversions :func:`float16_bits_rn` (also the CPU's where
+it converts in one instruction) and :func:`float16_value`; and for the
+CPU's, :func:`out_of_line`, which keeps a rarely called function a call.
 """
 
 import inspect
@@ -366,19 +366,21 @@ def _pow2_cpu(n):
     return impl
 
 
-def per_target(name, cpu, cuda):
+def per_target(name, cpu, cuda, compiled_cpu=None):
     """A function ``name`` with ``cpu``'s parameters that runs the Python
     function ``cpu`` when called from Python (the CUDA simulator too) and
     compiled for the CPU, and ``cuda()`` (the CUDA implementation, made on
     first use) compiled for CUDA: one operation, two forms of it, which must
-    give the same bits."""
+    give the same bits.  ``compiled_cpu()``, where given, makes the form
+    compiled for the CPU instead (on first use: it may ask what the CPU
+    has)."""
     signature = inspect.signature(cpu)
 
     def function(*args):
         return cpu(*args)
 
     def on_cpu(*args):
-        return cpu
+        return cpu if compiled_cpu is None else compiled_cpu()
 
     def on_cuda(*args):
         return cuda()
@@ -438,9 +440,11 @@ def _opaque_zero_cuda():
 @intrinsic
 def float16_bits_rn(typingctx, f):
     """The bits of float32 ``f`` rounded to float16 (to nearest, ties to
-    even; subnormal and infinite results included).  CUDA only: a CPU
-    without F16C would need a runtime-library call that Numba does not link
-    (``NUMBA_CPU_NAME=generic``: a segmentation fault)."""
+    even; subnormal and infinite results included).  CUDA, and a CPU that
+    converts in one instruction
+    (:func:`gelu_numba.internals.numba_core.converts_float16`: x86's F16C);
+    another CPU would need a runtime-library call that Numba does not link
+    (``NUMBA_CPU_NAME=x86-64``: a segmentation fault)."""
     sig = types.uint16(types.float32)
 
     def codegen(context, builder, signature, args):

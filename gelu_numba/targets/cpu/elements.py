@@ -23,6 +23,9 @@ for one kernel by
     a correctly rounded kernel's fast path, its rounding test and its
     accurate path, and the intrinsic that allocates a block of scratch on
     the stack (``hold(dtype)``: float64 values, or the test's flags);
+``look``, ``finish``, ``hold`` (:func:`staged`)
+    a kernel in two steps: the lookup of a table entry, and the
+    arithmetic on it;
 ``loop``, ``ty``, ``count`` (:func:`entries`)
     the element loop, the operands' element type and their number.
 """
@@ -34,7 +37,7 @@ from gelu_numba.targets.cpu.operands import at, overlaps, views
 
 # (the names each function binds: set for one kernel by bound())
 kernel = opening = ordinary = in_range = block = loop = ty = count = None
-fast = unsure = accurate = hold = None
+fast = unsure = accurate = hold = look = finish = None
 
 
 # The index is unsigned: for a signed one Numba emits the wraparound
@@ -127,6 +130,31 @@ def rounded(ops):
             for i in range(start, stop):
                 y = held[i - start]
                 out[i] = accurate(*at(inputs, i)) if unsure(y) else y
+
+
+def staged(ops):
+    """Each ``block`` of elements in two passes: the table entry of each
+    element into float64 scratch (``look``: scalar loads, where one loop
+    doing both would stay scalar, as LLVM's cost of a gather is high on
+    CPUs whose gathers are slow), then ``finish(entry, a0, ...)``, the
+    kernel's arithmetic, vectorised; ``kernel`` itself, element by element,
+    where the output overlaps an input one element off (each element's
+    inputs read after the writes before it)."""
+    opening()
+    out = ops[-1]
+    inputs = ops[:-1]
+    n = out.size
+    if overlaps(inputs, out) == 2:
+        for i in range(np.uint64(n)):
+            out[i] = kernel(*at(inputs, i))
+        return
+    held = carray(hold(np.float64), block)
+    for begin in range(0, n, block):
+        start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
+        for i in range(start, stop):
+            held[i - start] = look(*at(inputs, i))
+        for i in range(start, stop):
+            out[i] = finish(held[i - start], *at(inputs, i))
 
 
 def entries(stamp):

@@ -68,10 +68,14 @@ ORDINARY_BLOCK = 240
 # multiple of every loop's step, as ORDINARY_BLOCK (its flags and float64
 # scratch, 4 KB, on the stack).
 ROUNDED_BLOCK = 240
+# A kernel in two steps (a table lookup, then arithmetic) runs each block of
+# STAGED_BLOCK elements through the lookups, then the arithmetic (its
+# float64 scratch, 2 KB, on the stack); a multiple of every loop's step.
+STAGED_BLOCK = 240
 
 
 def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interleave=False,
-                rounded=None):
+                rounded=None, staged=None):
     """``serial((a0, ..., out))``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -103,7 +107,11 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
     ``rounded``: ``(unsure, fast, accurate)``, a correctly rounded kernel's
     rounding test, fast path and accurate path, which its loop runs in
     blocks (:data:`ROUNDED_BLOCK`), ``kernel`` itself only where the output
-    overlaps an input one element off."""
+    overlaps an input one element off.
+
+    ``staged``: ``(look, finish)``, a kernel in two steps, the table lookup
+    and the arithmetic on the entry found, which its loop runs in blocks
+    (:data:`STAGED_BLOCK`, :func:`~gelu_numba.targets.cpu.elements.staged`)."""
     opening = attributes(wide, inline == "never")
     make = (interleaving if interleave and inline == "never"
             else njit(inline=inline, error_model="numpy"))
@@ -112,6 +120,10 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
         return make(bound(elements.rounded, name, kernel=kernel, opening=opening, fast=fast,
                           unsure=unsure, accurate=accurate, block=ROUNDED_BLOCK,
                           hold=scratch(ROUNDED_BLOCK)))
+    if staged is not None:
+        look, finish = staged
+        return make(bound(elements.staged, name, kernel=kernel, opening=opening, look=look,
+                          finish=finish, block=STAGED_BLOCK, hold=scratch(STAGED_BLOCK)))
     if ordinary is None:
         return make(bound(elements.serial, name, kernel=kernel, opening=opening))
     in_range, form = ordinary
@@ -140,19 +152,22 @@ _ENTRY = elements.entries(STAMP)
 _LOOP = _ufunc_loop(STAMP)
 
 
-def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None):
+def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None,
+                  staged=None):
     """The element loop of compiled ``kernel`` on ``nin`` inputs of dtype
     ``char`` as a C function (:data:`ENTRY_SIGNATURE`,
     :func:`~gelu_numba.targets.cpu.elements.entries`), a ``@cfunc`` named
     ``name``, compiled (cached on disk where ``cache``) on its own: the one
     place the kernel is compiled into a loop.  ``ordinary``: the kernel's
-    ordinary form (:func:`serial_loop`); ``interleave``: compiled with
+    ordinary form, ``rounded`` its correctly rounded form, ``staged`` its
+    two steps (:func:`serial_loop`); ``interleave``: compiled with
     :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE` vectors an
     iteration."""
     # the loop inlined into the entry at Numba's IR level: LLVM optimises
     # the kernel in one module, once (a callee of its own is optimised
     # alone, then again in its caller's module)
-    loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop", rounded=rounded)
+    loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop", rounded=rounded,
+                       staged=staged)
     py = bound(_ENTRY, name, loop=loop, ty=NUMBA_TYPES[char], count=nin + 1)
     with interleaved(INTERLEAVE if interleave else 0):  # (0: LLVM's own count)
         return compile_loop(py, cache, ENTRY_SIGNATURE)
@@ -173,12 +188,13 @@ def ufunc_loop(char, count, whole=call, stem="", also=()):
     return compile_loop(py, True, also=also)
 
 
-def kernel_loop(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None):
+def kernel_loop(kernel, char, nin, name, cache, ordinary=None, interleave=False, rounded=None,
+                staged=None):
     """The :class:`Loop` of compiled scalar ``kernel`` on ``nin`` inputs of
     dtype ``char``, its element loop named ``name``."""
     return Loop(ufunc_loop(char, nin + 1), element_entry(
         kernel, char, nin, name, cache, ordinary=ordinary, interleave=interleave,
-        rounded=rounded))
+        rounded=rounded, staged=staged))
 
 
 def float_loop(fn, char, cache=True):
@@ -191,12 +207,14 @@ def float_loop(fn, char, cache=True):
                        rounded=rounded_form(fn, char))
 
 
-def bits_loop(kernel, nin, qualname):
+def bits_loop(kernel, nin, qualname, staged=None):
     """The :class:`Loop` ``qualname`` of scalar ``kernel`` on 2-byte bit
     patterns (``uint16`` operands: the float16 loops, the bfloat16
-    ufuncs); its element loop is not cached on disk: the kernel's tables
-    are frozen into the code, and are made afresh in each process anyway."""
-    return kernel_loop(inline(kernel), "e", nin, qualname, cache=False)
+    ufuncs), run in its two compiled steps ``staged`` where given
+    (:func:`serial_loop`); its element loop is not cached on disk: the
+    kernel's tables are frozen into the code, and are made afresh in each
+    process anyway."""
+    return kernel_loop(inline(kernel), "e", nin, qualname, cache=False, staged=staged)
 
 
 def compile_loop(py, cache, signature=LOOP_SIGNATURE, also=()):

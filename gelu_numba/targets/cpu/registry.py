@@ -227,8 +227,10 @@ def loop(fn, char, cache=True):
 def half_loop(name, fmt, nin):
     """The NumPy inner loop of ``name`` on the bits of the 2-byte format
     ``fmt``: a lookup in the tables of :mod:`gelu_numba.targets.half_tables`,
-    made from the float64 loops of :data:`REGISTRY`."""
-    return loops.bits_loop(half_tables.kernel(name, fmt, REGISTRY.get), nin, f"{name}_{fmt}")
+    made from the float64 loops of :data:`REGISTRY` (a fused backward's in
+    its two steps, :func:`~gelu_numba.targets.half_tables.stages`)."""
+    return loops.bits_loop(half_tables.kernel(name, fmt, REGISTRY.get), nin, f"{name}_{fmt}",
+                           staged=half_tables.stages(name, fmt, REGISTRY.get))
 
 
 # home: the package, whose __getattr__ finds the ufuncs (pickles name
