@@ -67,12 +67,14 @@ def rows():
          "bfloat16 correctly rounded", "-", "CPU, CUDA"),
         ("a JAX function", "`gelu_numba.jax.gelu`", "the bits of `gelu`", "-", "CPU"),
         ("GPU arrays, your own kernels", "`gelu_numba.gpu.gelu`, `gpu.device.gelu`",
-         f"float32 below {catalog.GPU32_BOUND} ulp, or `gelu`'s bound on "
-         "full-rate FP64 GPUs",
+         f"float32 below {catalog.GPU32_BOUND} ulp, or "
+         f"{catalog.describe_bound(catalog.PLAIN32_BOUND)} ulp on full-rate FP64 GPUs "
+         "(float64 arithmetic, no rounding test)",
          "[GPU results](../results/gpu.md)", "CUDA"),
         ("float16, bfloat16", "`gelu_numba.gelu` on float16, `half.gelu_bfloat16`",
          "correctly rounded", "-", "CPU, CUDA (`gpu.gelu_bits`)"),
-        ("Φ and φ", "`gelu_numba.ndtr`, `norm_pdf`", _accuracy("ndtr"),
+        ("Φ and φ", "`gelu_numba.ndtr`, `norm_pdf`",
+         f"{_accuracy('ndtr')} on the CPU; on CUDA, the GPU arrays' bounds",
          "-", "CPU, CUDA"),
         ("the fastest approximation", f"`approximations.gelu_{cheap['name']}`",
          f"{float(cheap['max_abs_error']):.2g} from GELU", _gs(float(cheap["gelems_f32"])),
