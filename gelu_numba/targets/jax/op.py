@@ -15,7 +15,8 @@ Rules
     vmap: elementwise, so the batch axes of the operands are moved to the
     front (broadcast where an operand has none) and the primitive runs on
     the batched operands.
-    jvp: :data:`_JVP`, from the package's own derivatives.  GELU's tangent
+    jvp: the package's own derivatives, found by the catalog records'
+    links (:func:`_tangent_rule`) and :data:`_JVP`'s formulas.  GELU's tangent
     is the fused ``gelu_backward(t, x)`` (one rounding, as the backward pass
     of :mod:`gelu_numba.torch`), which is linear in ``t``: its transpose is
     ``gelu_backward(ct, x)``, so ``grad`` and ``vjp`` take the same fused
@@ -233,19 +234,31 @@ def _scaled(derivative):
     return rule
 
 
-def _gelu_rule(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return call("gelu_backward", ad.instantiate_zeros(t), x)
+def _fused(backward):
+    """The tangent rule of a function with a fused backward (its record's
+    :attr:`~gelu_numba.catalog.Function.backward`): ``backward(t, x)``, one
+    rounding, linear in ``t``."""
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return call(backward, ad.instantiate_zeros(t), x)
+    return rule
 
 
-def _backward_rule(primals, tangents):
-    (dy, x), (t_dy, t_x) = primals, tangents
-    out = jnp.zeros_like(x)
-    if type(t_dy) is not ad.Zero:
-        out = call("gelu_backward", t_dy, x)
-    if type(t_x) is not ad.Zero:
-        out = out + dy * t_x * call("gelu_grad2", x)
-    return out
+def _backward(function, forward):
+    """The tangent rule of ``function``, the fused backward ``dy f'(x)`` of
+    record ``forward`` (f): ``function(t_dy, x) + dy t_x f''(x)``, f'' its
+    derivative's derivative (GELU'': ``gelu_grad2``)."""
+    second = catalog.lookup(forward.derivative).derivative
+
+    def rule(primals, tangents):
+        (dy, x), (t_dy, t_x) = primals, tangents
+        out = jnp.zeros_like(x)
+        if type(t_dy) is not ad.Zero:
+            out = call(function, t_dy, x)
+        if type(t_x) is not ad.Zero:
+            out = out + dy * t_x * call(second, x)
+        return out
+    return rule
 
 
 def _general_rule(primals, tangents):
@@ -308,11 +321,9 @@ def _formula_second(key):
     return second
 
 
-# the rules that are not the catalog's derivative link (the fused gelu rule,
-# the backward's, and the derivatives the catalog has no record of)
+# the derivatives the catalog has no record of, as formulas: GELU's third
+# and on (phi P_n), phi' = -x phi, and the generalised GELU's partials
 _JVP = {
-    "gelu": _gelu_rule,
-    "gelu_backward": _backward_rule,
     "gelu_grad2": _scaled(lambda x: _gelu_derivative(3)(x)),
     "norm_pdf": _scaled(_phi_prime),
     "gelu_general": _general_rule,
@@ -320,14 +331,23 @@ _JVP = {
 
 
 def _tangent_rule(function):
-    """``function``'s tangent rule, ``rule(primals, tangents)``: its own
-    (:data:`_JVP`), else its record's derivative
-    (:attr:`gelu_numba.catalog.Function.derivative`), else, for an
-    approximation's derivative, JAX's derivative of its formula."""
+    """``function``'s tangent rule, ``rule(primals, tangents)``, from its
+    catalog record's links: its fused backward
+    (:attr:`gelu_numba.catalog.Function.backward`, GELU's), the rule of a
+    fused backward itself, its derivative
+    (:attr:`~gelu_numba.catalog.Function.derivative`); else a formula of
+    its own (:data:`_JVP`), else, for an approximation's derivative, JAX's
+    derivative of its formula."""
+    record = catalog.lookup(function)
+    if record.backward is not None and jax_ffi.serves(record.backward):
+        return _fused(record.backward)
+    forward = catalog.forward(function)
+    if forward is not None:
+        return _backward(function, forward)
     rule = _JVP.get(function)
     if rule is not None:
         return rule
-    derivative = catalog.lookup(function).derivative
+    derivative = record.derivative
     if derivative is not None and jax_ffi.serves(derivative):
         return _scaled(lambda x: call(derivative, x))
     primitive = catalog.antiderivative(function)
@@ -344,8 +364,8 @@ ad.primitive_jvps[_PRIMITIVE] = _jvp
 
 
 def _transpose(ct, *operands, function):
-    # only gelu_backward is linear in an operand (dy): the tangent of GELU
-    if (function != "gelu_backward" or not ad.is_undefined_primal(operands[0])
+    # only a fused backward is linear in an operand (dy): the tangent of GELU
+    if (catalog.forward(function) is None or not ad.is_undefined_primal(operands[0])
             or ad.is_undefined_primal(operands[1])):
         raise NotImplementedError(f"gelu_numba.jax: {function} is not linear in its operands")
     dy, x = operands
@@ -354,7 +374,7 @@ def _transpose(ct, *operands, function):
     # jax.grad of a sum, a mean or a scaled loss: ct is one value
     # broadcast; the call takes that value (its loop reads it with step 0)
     source = jax_tracing.broadcast_source(ct) if dy.aval.ndim == x.ndim else None
-    ct_dy = call("gelu_backward", ct if source is None else source, x)
+    ct_dy = call(function, ct if source is None else source, x)
     if dy.aval.ndim < ct_dy.ndim:       # a 0-d dy: its cotangent sums
         ct_dy = ct_dy.sum().astype(dy.aval.dtype)
     return ct_dy, None
@@ -389,8 +409,10 @@ def _jet(primals_in, series_in, *, function):
         for k in range(1, len(series) + 1):
             v.append(sum(j * v[k - j] * g[j - 1] for j in range(1, k + 1)) / k)
         return primal, v[1:]
-    if function == "gelu_backward":
-        _, series = jet.jet2(lambda dy, x: dy * call("gelu_grad", x), primals_in, series_in)
+    forward = catalog.forward(function)
+    if forward is not None:
+        _, series = jet.jet2(lambda dy, x: dy * call(forward.derivative, x), primals_in,
+                             series_in)
         return primal, series
     if len(primals_in) != 1:
         raise NotImplementedError(
