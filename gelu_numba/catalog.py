@@ -246,12 +246,6 @@ _IMPL = ("implementation error against the formula itself (mpmath): float64 in "
 _EXACT_MODULES = (TOP, PARALLEL, GPU)
 
 
-#: the exact functions with correctly rounded 2-byte loops (each table
-#: holds the float64 function's values rounded once; the backward's holds
-#: GELU' in float64: gelu_numba.kernels.half_rounding)
-_HALF = ("gelu", "gelu_grad", "gelu_backward")
-
-
 class Imported(tuple):
     """``(kernel, table)`` named in a module that is imported on first use:
     the lean kernels' tables are large, and only a GPU launch reads them
@@ -275,20 +269,15 @@ class Imported(tuple):
         return f"Imported({module}.{kernel}, {module}.{table})"
 
 
-#: the exact functions with lean float32 GPU kernels (their own tables)
-_LEAN32 = {name: Imported("gelu_numba.kernels.lean32", f"{name}_t", table)
-           for name, table in (("gelu", "Q_TABLE"), ("ndtr", "Q_TABLE"),
-                               ("gelu_grad", "G_TABLE"), ("gelu_backward", "G_TABLE"))}
+def _lean32(kernel, table):
+    """A lean float32 GPU kernel and its table, imported on first use."""
+    return Imported("gelu_numba.kernels.lean32", kernel, table)
 
 
 def _exact():
-    return [dataclasses.replace(
-        f, half=f.name in _HALF, lean32=_LEAN32.get(f.name),
-        gpu_bound=GPU32_BOUND if f.gpu32 is not None else None,
-        tabled=(getattr(normal32_cpu_f64, f"{f.name}_t"), normal32_cpu_f64.TABLES),
-        rounded=tuple(getattr(rounded32, f.name + part) for part in ("", "_fast", "_accurate")),
-        ordinary=(normal.in_range_backward if f.nin == 2 else normal.in_range,
-                  getattr(normal, f"{f.name}_ordinary"))) for f in _exact_records()]
+    # the GPU's float32-arithmetic bound wherever a record has such a kernel
+    return [dataclasses.replace(f, gpu_bound=GPU32_BOUND if f.gpu32 is not None else None)
+            for f in _exact_records()]
 
 
 def _exact_records():
@@ -300,20 +289,33 @@ def _exact_records():
     Domain: all real x.  ``gelu(+inf) = +inf``, ``gelu(-inf) = -0.0``,
     ``gelu(+-0) = +-0``, NaN propagates.  Underflows to -0.0 below about
     x = -38.58 (float64) and x = -14.36 (float32).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.gelu, derivative="gelu_grad", backward="gelu_backward"),
+                  gpu32.gelu, derivative="gelu_grad", backward="gelu_backward", half=True,
+                  lean32=_lean32("gelu_t", "Q_TABLE"),
+                  tabled=(normal32_cpu_f64.gelu_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.gelu, rounded32.gelu_fast, rounded32.gelu_accurate),
+                  ordinary=(normal.in_range, normal.gelu_ordinary)),
         record("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
 
     Domain: all real x.  ``gelu_grad(+inf) = 1``, ``gelu_grad(-inf) = -0.0``,
     NaN propagates.  Its zero x0 = -0.75179152469356... is handled as an
     exact factor, so the error bound is relative even next to it.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.gelu_grad, derivative="gelu_grad2"),
+                  gpu32.gelu_grad, derivative="gelu_grad2", half=True,
+                  lean32=_lean32("gelu_grad_t", "G_TABLE"),
+                  tabled=(normal32_cpu_f64.gelu_grad_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.gelu_grad, rounded32.gelu_grad_fast,
+                           rounded32.gelu_grad_accurate),
+                  ordinary=(normal.in_range, normal.gelu_grad_ordinary)),
         record("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
 
     Domain: all real x; ``gelu_grad2(+-inf) = -0.0``, NaN propagates.  The
     factor ``2 - x**2`` is exact, so the bound holds next to x = +-sqrt(2).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.gelu_grad2),
+                  gpu32.gelu_grad2,
+                  tabled=(normal32_cpu_f64.gelu_grad2_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.gelu_grad2, rounded32.gelu_grad2_fast,
+                           rounded32.gelu_grad2_accurate),
+                  ordinary=(normal.in_range, normal.gelu_grad2_ordinary)),
         record("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
 
@@ -321,19 +323,32 @@ def _exact_records():
     (``gelu_backward(inf, -inf)`` is NaN since ``gelu_grad(-inf) = 0``).
     The scaling is internal, so ``dy * gelu_grad(x)`` is right even where
     ``gelu_grad(x)`` alone would underflow.""", _EXACT, BACKWARD_BOUND, _EXACT_MODULES,
-                  gpu32.gelu_backward),
+                  gpu32.gelu_backward, half=True,
+                  lean32=_lean32("gelu_backward_t", "G_TABLE"),
+                  tabled=(normal32_cpu_f64.gelu_backward_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.gelu_backward, rounded32.gelu_backward_fast,
+                           rounded32.gelu_backward_accurate),
+                  ordinary=(normal.in_range_backward, normal.gelu_backward_ordinary)),
         record("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
     x = -14.17 (float32).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.ndtr, derivative="norm_pdf"),
+                  gpu32.ndtr, derivative="norm_pdf",
+                  lean32=_lean32("ndtr_t", "Q_TABLE"),
+                  tabled=(normal32_cpu_f64.ndtr_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.ndtr, rounded32.ndtr_fast, rounded32.ndtr_accurate),
+                  ordinary=(normal.in_range, normal.ndtr_ordinary)),
         record("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
     Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.norm_pdf),
+                  gpu32.norm_pdf,
+                  tabled=(normal32_cpu_f64.norm_pdf_t, normal32_cpu_f64.TABLES),
+                  rounded=(rounded32.norm_pdf, rounded32.norm_pdf_fast,
+                           rounded32.norm_pdf_accurate),
+                  ordinary=(normal.in_range, normal.norm_pdf_ordinary)),
     ]
 
 
