@@ -155,3 +155,66 @@ def test_four_cold_processes_on_one_empty_cache(tmp_path):
     exact = _exact_gelu(x)
     for k in range(4):
         assert _within_bound(np.load(tmp_path / f"y{k}.npy"), x, exact), k
+
+
+_NJIT = """
+import json, sys, warnings
+
+import numba
+import numpy as np
+import gelu_numba as g
+from gelu_numba.kernels import rounded32
+
+x = np.load(sys.argv[1])
+
+
+@numba.njit
+def user(x, out):
+    for i in range(x.size):
+        out[i] = g.gelu(x[i])
+
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    out = np.empty_like(x)
+    user(x, out)
+np.save(sys.argv[2], out)
+hits = sum(rounded32.gelu_accurate.stats.cache_hits.values())
+print(json.dumps({"hits": hits, "warnings": [str(w.message) for w in caught
+                                             if "gelu_numba" in str(w.message)]}))
+"""
+
+
+def test_the_accurate_paths_are_cached_and_a_damaged_entry_is_written_anew(tmp_path):
+    # a user's @njit code on float32 calls the correctly rounded kernel,
+    # whose accurate path (the float64 kernel, most of the compile) is
+    # cached on its own: a second process loads it; random bytes in its
+    # index file make the next process warn once, naming it, compile it
+    # afresh and write it anew, and the values stay right throughout
+    import json
+    import os
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    x = np.linspace(-12, 4, 401).astype(np.float32)
+    x[::7] = -14.0      # results below 2**-126: the test sends them on
+    np.save(tmp_path / "x.npy", x)
+    exact = _exact_gelu(x)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _NJIT, str(tmp_path / "x.npy"),
+                              str(tmp_path / "y.npy")], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert _within_bound(np.load(tmp_path / "y.npy"), x, exact)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert run() == {"hits": 0, "warnings": []}
+    assert run() == {"hits": 1, "warnings": []}
+    index = [p for p in cache.rglob("*.nbi") if ".gelu_accurate-" in p.name]
+    assert len(index) == 1, index
+    index[0].write_bytes(np.random.default_rng(0).integers(0, 256, 256, np.uint8).tobytes())
+    report = run()
+    assert report["hits"] == 0
+    assert len(report["warnings"]) == 1 and "gelu's accurate path" in report["warnings"][0]
+    assert ".gelu_accurate-" in report["warnings"][0]
+    assert run() == {"hits": 1, "warnings": []}

@@ -92,6 +92,7 @@ from gelu_numba.kernels.normal32_cpu_f64 import LN2
 from gelu_numba.kernels.primitives import inline, step_bits
 from gelu_numba.kernels.primitives.intrinsics import out_of_line
 from gelu_numba.kernels.primitives.bits32 import float32_bits, float64_bits
+from gelu_numba.kernels.stamp import KERNELS
 from gelu_numba.tables import normal_cdf32_rounded as tab, rounding32
 from gelu_numba.tables.normal_cdf import INV_LN2
 
@@ -166,68 +167,86 @@ def settled(y, x, below):
 # The accurate paths: functions of their own (out_of_line), called from
 # the kernels below on the rare unsure element, so that a loop of the
 # kernels stays free of them (a branch to a call, not a select over both
-# paths).
+# paths).  Each is cached on disk, keyed by the kernels' source stamp
+# (gelu_numba.kernels.stamp), so that code compiled later in any process
+# (a user's @njit function calling gelu, a loop not yet cached) loads it
+# instead of compiling the float64 kernel again: most of a float32
+# function's compile.
 
 # (forceinline=False: Numba passes a caller's forceinline on to what it
 # calls, and the kernels are compiled with it, JIT_OPTIONS)
-_accurate = njit(error_model="numpy", inline="never", forceinline=False)
+_accurate = njit(error_model="numpy", inline="never", forceinline=False, cache=True)
 # the float64 kernels, compiled as kernels are
 _ndtr64, _norm_pdf64, _gelu64, _gelu_grad64, _gelu_grad2_64, _gelu_backward64 = (
     inline(normal.ndtr), inline(normal.norm_pdf), inline(normal.gelu), inline(normal.gelu_grad),
     inline(normal.gelu_grad2), inline(normal.gelu_backward))
 
 
-@_accurate
-def ndtr_accurate(x):
-    out_of_line()
-    return settled(_ndtr64(np.float64(x)), x, rounding32.NDTR)
+def _accurate_paths(stamp):
+    """The six accurate paths, closed over ``stamp`` (their cache key)."""
 
+    @_accurate
+    def ndtr_accurate(x):
+        stamp  # noqa: B018 (the cache key)
+        out_of_line()
+        return settled(_ndtr64(np.float64(x)), x, rounding32.NDTR)
 
-@_accurate
-def norm_pdf_accurate(x):
-    out_of_line()
-    return settled(_norm_pdf64(np.float64(x)), x, rounding32.NORM_PDF)
+    @_accurate
+    def norm_pdf_accurate(x):
+        stamp  # noqa: B018
+        out_of_line()
+        return settled(_norm_pdf64(np.float64(x)), x, rounding32.NORM_PDF)
 
+    @_accurate
+    def gelu_accurate(x):
+        stamp  # noqa: B018
+        out_of_line()
+        return settled(_gelu64(np.float64(x)), x, rounding32.GELU)
 
-@_accurate
-def gelu_accurate(x):
-    out_of_line()
-    return settled(_gelu64(np.float64(x)), x, rounding32.GELU)
+    @_accurate
+    def gelu_grad_accurate(x):
+        stamp  # noqa: B018
+        out_of_line()
+        return settled(_gelu_grad64(np.float64(x)), x, rounding32.GELU_GRAD)
 
+    @_accurate
+    def gelu_grad2_accurate(x):
+        stamp  # noqa: B018
+        out_of_line()
+        return settled(_gelu_grad2_64(np.float64(x)), x, rounding32.GELU_GRAD2)
 
-@_accurate
-def gelu_grad_accurate(x):
-    out_of_line()
-    return settled(_gelu_grad64(np.float64(x)), x, rounding32.GELU_GRAD)
-
-
-@_accurate
-def gelu_grad2_accurate(x):
-    out_of_line()
-    return settled(_gelu_grad2_64(np.float64(x)), x, rounding32.GELU_GRAD2)
-
-
-@_accurate
-def gelu_backward_accurate(dy, x):
-    out_of_line()
-    d, xd = np.float64(dy), np.float64(x)
-    y = _gelu_backward64(d, xd)
-    if not is_midpoint32(y):
+    @_accurate
+    def gelu_backward_accurate(dy, x):
+        stamp  # noqa: B018
+        out_of_line()
+        d, xd = np.float64(dy), np.float64(x)
+        y = _gelu_backward64(d, xd)
+        if not is_midpoint32(y):
+            return y
+        # y = dy/2 (GELU'(x) rounds to 1/2 next to x = 0): the exact value
+        # dy/2 + dy (GELU'(x) - 1/2) lies on the side of dy x, since GELU'(x)
+        # - 1/2 = Phi(x) - 1/2 + x phi(x) has the sign of x (at x = 0, dy/2
+        # itself, rounded to even by the store)
+        if y == 0.5 * d and xd != 0.0:
+            up = (d > 0.0) == (xd > 0.0)
+            return step_bits(y, (1 if y > 0.0 else -1) if up else (-1 if y > 0.0 else 1))
+        # dy a power of two (its float32 significand bits 0) and a normal
+        # result: dy times GELU' correctly rounded is the answer, exactly;
+        # any other midpoint stays, and the store rounds it to even (module
+        # docstring)
+        if abs(y) >= _LEAST_NORMAL32 and (float32_bits(dy) & np.uint32(0x7FFFFF)) == 0:
+            return d * gelu_grad_accurate(x)
         return y
-    # y = dy/2 (GELU'(x) rounds to 1/2 next to x = 0): the exact value
-    # dy/2 + dy (GELU'(x) - 1/2) lies on the side of dy x, since GELU'(x) -
-    # 1/2 = Phi(x) - 1/2 + x phi(x) has the sign of x (at x = 0, dy/2
-    # itself, rounded to even by the store)
-    if y == 0.5 * d and xd != 0.0:
-        up = (d > 0.0) == (xd > 0.0)
-        return step_bits(y, (1 if y > 0.0 else -1) if up else (-1 if y > 0.0 else 1))
-    # dy a power of two (its float32 significand bits 0) and a normal
-    # result: dy times GELU' correctly rounded is the answer, exactly; any
-    # other midpoint stays, and the store rounds it to even (module
-    # docstring)
-    if abs(y) >= _LEAST_NORMAL32 and (float32_bits(dy) & np.uint32(0x7FFFFF)) == 0:
-        return d * gelu_grad_accurate(x)
-    return y
+
+    return (ndtr_accurate, norm_pdf_accurate, gelu_accurate, gelu_grad_accurate,
+            gelu_grad2_accurate, gelu_backward_accurate)
+
+
+(ndtr_accurate, norm_pdf_accurate, gelu_accurate, gelu_grad_accurate, gelu_grad2_accurate,
+ gelu_backward_accurate) = _accurate_paths(KERNELS)
+#: the accurate paths, which are cached on disk
+ACCURATE = (ndtr_accurate, norm_pdf_accurate, gelu_accurate, gelu_grad_accurate,
+            gelu_grad2_accurate, gelu_backward_accurate)
 
 
 # The fast paths (step 1), the plain kernels on the tables above: what the

@@ -1,33 +1,17 @@
-"""The source stamp: a hash of every kernel, table and target file (and of the
-XLA FFI layout).
+"""The loops' source stamp: a hash of every kernel, table and target file (and
+of the XLA FFI layout), :func:`gelu_numba.kernels.stamp.source_stamp`.
 
-Numba's on-disk cache is invalidated by the modification time of the file
-that defines a cached function, not by the files of the functions and
-tables it calls (nor, for the parallel ufunc loop, defined in
-``cpu/ufunc_loop.py``, by ``cpu/parallel.py``, whose block runner it
-calls).  Every cached function of the package (the element loops, the
-ufunc loops and the parallel block runners, :func:`gelu_numba.soi_map`'s
-loop, the XLA FFI handler) holds this stamp as a closure variable, and
-closure variables are part of Numba's cache key, so editing any kernel or
-table recompiles.  The stamp is an ``int``: it pickles
-the same in every process, so the key does too (a kernel made by a factory
-would pickle by value, differently in each process, and never hit).
+Every cached loop of the package (the element loops, the ufunc loops and
+the parallel block runners, :func:`gelu_numba.soi_map`'s loop, the XLA FFI
+handler) holds this stamp as a closure variable, the key of its cache
+entry (why: :mod:`gelu_numba.kernels.stamp`).  A loop is made by the
+targets' files as much as by its kernel (the parallel ufunc loop, defined
+in ``cpu/ufunc_loop.py``, calls ``cpu/parallel.py``'s block runner), so
+editing any of them recompiles.
 """
 
-import hashlib
-from pathlib import Path
+from gelu_numba.kernels.stamp import source_stamp
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-
-
-def source_stamp():
-    h = hashlib.sha256()
-    for folder in ("kernels", "tables", "targets"):
-        for path in sorted((_PACKAGE / folder).rglob("*.py")):
-            h.update(path.read_bytes())
-    # the XLA FFI layout the JAX handler reads
-    h.update((_PACKAGE / "internals" / "xla_ffi.py").read_bytes())
-    return int.from_bytes(h.digest()[:7], "little")
-
-
-STAMP = source_stamp()
+#: the stamp of the kernels, the tables, the targets and the XLA FFI layout
+#: the JAX handler reads
+STAMP = source_stamp("kernels", "tables", "targets", "internals/xla_ffi.py")

@@ -29,6 +29,7 @@ import functools
 from numba import cfunc, from_dtype, njit, types
 
 from gelu_numba.internals import numba_core
+from gelu_numba.kernels import rounded32
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved, interleaving
@@ -242,8 +243,25 @@ def rounded_form(fn, char):
     """``(unsure, fast path, accurate path)`` of ``fn``'s loop ``char``
     (compiled as kernels are:
     :func:`~gelu_numba.kernels.primitives.intrinsics.inline`, the accurate
-    path a function of its own), or None."""
+    path a function of its own, loaded now: :func:`load_accurate`), or
+    None."""
+    load_accurate(fn, char)
     return fn.rounded_kernel(char)
+
+
+def load_accurate(fn, char):
+    """Load ``fn``'s accurate path for loop ``char`` from Numba's cache, or
+    compile it (and cache it), where ``fn`` is correctly rounded there: the
+    code compiled next calls it.  A cache entry of the accurate paths that
+    cannot be read is written anew, with a warning naming it
+    (:func:`numba_core.compile_repairing`)."""
+    rounded = fn.rounded_kernel(char)
+    if rounded is None:
+        return
+    accurate = rounded[2]
+    signature = (NUMBA_TYPES[char],) * fn.nin
+    numba_core.compile_repairing(lambda: accurate.compile(signature), rounded32.ACCURATE,
+                                 f"{fn.name}'s accurate path")
 
 
 def loop_llvm(fn, char):

@@ -27,7 +27,8 @@ from numba.extending import overload
 from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.cpu.loops import NUMBA_TYPES, element_loop, element_signature
+from gelu_numba.targets.cpu.loops import (NUMBA_TYPES, element_loop, element_signature,
+                                          load_accurate)
 
 
 def _kernel(fn, argtys):
@@ -43,6 +44,7 @@ def _kernel(fn, argtys):
     char = dtypes.loop_char(*found)
     if char is None:
         raise TypingError(str(dtypes.unsupported(fn.name, found)))
+    load_accurate(fn, char)
     return char, inline(fn.kernel(char)), dtypes.LOOP_DTYPES[char].type
 
 
