@@ -80,6 +80,27 @@ _GELU_FLOAT32 = ("gelu_float32", "ufunc_loop_2_float32", "ufunc_loop_2_float32_p
                  "blocks_2_float32")
 
 
+def _runner(script, x, tmp_path):
+    """``run()``: ``script`` in a fresh process on the cache ``tmp_path/cache``,
+    its float32 GELUs of ``x`` (every array it saves) checked within the
+    stated bound of mpmath; its report, the JSON of its last line."""
+    import json
+    import os
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    np.save(tmp_path / "x.npy", x)
+    exact = _exact_gelu(x)
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "x.npy"),
+                              str(tmp_path / "y.npy")], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        for y in np.atleast_2d(np.load(tmp_path / "y.npy")):
+            assert _within_bound(y, x, exact)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    return run
+
+
 def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
     # random bytes in the index files of gelu's float32 element loop and of
     # the serial ufunc loop that calls it, and in the data files of the
@@ -87,24 +108,9 @@ def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
     # the right values, warns once a compilation naming the entries, and
     # rewrites them, so that the process after it loads them again without
     # a word
-    import json
-    import os
-    cache = tmp_path / "cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     x = np.linspace(-12, 4, 401).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    exact = _exact_gelu(x)
-
-    def run():
-        out = subprocess.run([sys.executable, "-c", _RUN, str(tmp_path / "x.npy"),
-                              str(tmp_path / "y.npy")], env=env, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-3000:]
-        report = json.loads(out.stdout.strip().splitlines()[-1])
-        for y in np.load(tmp_path / "y.npy"):
-            assert _within_bound(y, x, exact)
-        return report
-
+    run = _runner(_RUN, x, tmp_path)
+    cache = tmp_path / "cache"
     assert run()["hits"] == [0, 0]          # compiled, cache filled
     rng = np.random.default_rng(0)
     damaged = []
@@ -191,22 +197,10 @@ def test_the_accurate_paths_are_cached_and_a_damaged_entry_is_written_anew(tmp_p
     # cached on its own: a second process loads it; random bytes in its
     # index file make the next process warn once, naming it, compile it
     # afresh and write it anew, and the values stay right throughout
-    import json
-    import os
-    cache = tmp_path / "cache"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     x = np.linspace(-12, 4, 401).astype(np.float32)
     x[::7] = -14.0      # results below 2**-126: the test sends them on
-    np.save(tmp_path / "x.npy", x)
-    exact = _exact_gelu(x)
-
-    def run():
-        out = subprocess.run([sys.executable, "-c", _NJIT, str(tmp_path / "x.npy"),
-                              str(tmp_path / "y.npy")], env=env, capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-3000:]
-        assert _within_bound(np.load(tmp_path / "y.npy"), x, exact)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+    run = _runner(_NJIT, x, tmp_path)
+    cache = tmp_path / "cache"
 
     assert run() == {"hits": 0, "warnings": []}
     assert run() == {"hits": 1, "warnings": []}
