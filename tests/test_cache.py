@@ -194,16 +194,15 @@ print(json.dumps({"hits": hits, "warnings": [str(w.message) for w in caught
 def test_the_accurate_paths_are_cached_and_a_damaged_entry_is_written_anew(tmp_path):
     # a user's @njit code on float32 calls the correctly rounded kernel,
     # whose accurate path (the float64 kernel, most of the compile) is
-    # cached on its own: a second process loads it; random bytes in its
-    # index file make the next process warn once, naming it, compile it
-    # afresh and write it anew, and the values stay right throughout
+    # cached on its own; random bytes in its index file make the next
+    # process warn once, naming it, compile it afresh and write it anew,
+    # which the process after it loads; the values stay right throughout
     x = np.linspace(-12, 4, 401).astype(np.float32)
     x[::7] = -14.0      # results below 2**-126: the test sends them on
     run = _runner(_NJIT, x, tmp_path)
     cache = tmp_path / "cache"
 
     assert run() == {"hits": 0, "warnings": []}
-    assert run() == {"hits": 1, "warnings": []}
     index = [p for p in cache.rglob("*.nbi") if ".gelu_accurate-" in p.name]
     assert len(index) == 1, index
     index[0].write_bytes(np.random.default_rng(0).integers(0, 256, 256, np.uint8).tobytes())

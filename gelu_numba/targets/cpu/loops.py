@@ -170,8 +170,12 @@ def element_entry(kernel, char, nin, name, cache, ordinary=None, interleave=Fals
     loop = serial_loop(kernel, "always", ordinary=ordinary, name=f"{name}_loop", rounded=rounded,
                        staged=staged)
     py = bound(_ENTRY, name, loop=loop, ty=NUMBA_TYPES[char], count=nin + 1)
+    # (a loop loaded from the cache holds its accurate path's code; one
+    # compiled loads or compiles the accurate path, whose cache entry is
+    # then repaired as the loop's own)
     with interleaved(INTERLEAVE if interleave else 0):  # (0: LLVM's own count)
-        return compile_loop(py, cache, ENTRY_SIGNATURE)
+        return compile_loop(py, cache, ENTRY_SIGNATURE,
+                            also=rounded32.ACCURATE if rounded is not None else ())
 
 
 @functools.cache
@@ -243,18 +247,17 @@ def rounded_form(fn, char):
     """``(unsure, fast path, accurate path)`` of ``fn``'s loop ``char``
     (compiled as kernels are:
     :func:`~gelu_numba.kernels.primitives.intrinsics.inline`, the accurate
-    path a function of its own, loaded now: :func:`load_accurate`), or
-    None."""
-    load_accurate(fn, char)
+    path a function of its own, cached on its own: its entry is repaired
+    with the loop's, :func:`element_entry`), or None."""
     return fn.rounded_kernel(char)
 
 
 def load_accurate(fn, char):
     """Load ``fn``'s accurate path for loop ``char`` from Numba's cache, or
     compile it (and cache it), where ``fn`` is correctly rounded there: the
-    code compiled next calls it.  A cache entry of the accurate paths that
-    cannot be read is written anew, with a warning naming it
-    (:func:`numba_core.compile_repairing`)."""
+    code compiled next calls it (an ``@njit`` caller's).  A cache entry of
+    the accurate paths that cannot be read is written anew, with a warning
+    naming it (:func:`numba_core.compile_repairing`)."""
     rounded = fn.rounded_kernel(char)
     if rounded is None:
         return
