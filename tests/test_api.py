@@ -118,12 +118,21 @@ def test_callable_from_njit():
     def scalar(v):
         return g.gelu_grad(v) + g.gelu_grad2(v) + g.norm_pdf(v)
 
+    @numba.njit
+    def mixed(x, dy):
+        return g.gelu_backward(dy, x)
+
     x = np.linspace(-3, 3, 11)
     expected = g.gelu(x) + g.gelu_backward(0.5, x) - g.ndtr(x) * x
     assert np.array_equal(user(x, 0.5), expected)
     assert scalar(0.3) == g.gelu_grad(0.3) + g.gelu_grad2(0.3) + g.norm_pdf(0.3)
+    # float32 operands, one of them a scalar: the float32 loop's dtype and
+    # bits (the array-only float32 paths: tests/test_ordinary.py)
     x32 = x.astype(np.float32)
-    assert user(x32, np.float32(0.5)).dtype == np.float32
+    got = mixed(x32, np.float32(0.5))
+    assert got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32),
+                          g.gelu_backward(np.float32(0.5), x32).view(np.uint32))
 
 
 def _scalar_call_loop_llvm(dtype):

@@ -45,20 +45,36 @@ def test_every_loop_hits_the_cache_in_a_new_process():
 
 # ------------------------------------------------------------ damaged cache
 
+# a user's @njit code first (it compiles the correctly rounded kernel, and
+# calls its accurate path, cached on its own), then the serial and parallel
+# ufuncs (their loops); hits: of the two loops, and of the accurate path
 _RUN = """
 import json, sys, warnings
+import numba
 import numpy as np
 import gelu_numba as g, gelu_numba.parallel as gp
 from gelu_numba import catalog
+from gelu_numba.kernels import rounded32
 from gelu_numba.targets import cpu
 from gelu_numba.targets.cpu import parallel
+
+
+@numba.njit
+def user(x, out):
+    for i in range(x.size):
+        out[i] = g.gelu(x[i])
+
+
 x = np.load(sys.argv[1])
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
+    yn = np.empty_like(x)
+    user(x, yn)
     y, yp = g.gelu(x), gp.gelu(x)
 hits = [cpu.REGISTRY.compile(catalog.lookup("gelu"), "f").cache_hits,
-        parallel.REGISTRY.compile(catalog.lookup("gelu"), "f").cache_hits]
-np.save(sys.argv[2], np.stack([y, yp]))
+        parallel.REGISTRY.compile(catalog.lookup("gelu"), "f").cache_hits,
+        sum(rounded32.gelu_accurate.stats.cache_hits.values())]
+np.save(sys.argv[2], np.stack([yn, y, yp]))
 print(json.dumps({"hits": hits, "warnings": [str(w.message) for w in caught]}))
 """
 
@@ -102,37 +118,42 @@ def _runner(script, x, tmp_path):
 
 
 def test_a_damaged_cache_entry_is_compiled_afresh_and_written_anew(tmp_path):
-    # random bytes in the index files of gelu's float32 element loop and of
-    # the serial ufunc loop that calls it, and in the data files of the
-    # parallel ufunc loop and its block runner: the next process computes
-    # the right values, warns once a compilation naming the entries, and
-    # rewrites them, so that the process after it loads them again without
-    # a word
+    # random bytes in the index files of gelu's float32 element loop, of the
+    # serial ufunc loop that calls it and of its accurate path (cached on
+    # its own, which a user's @njit code on float32 calls), and in the data
+    # files of the parallel ufunc loop and its block runner: the next
+    # process computes the right values, warns once a compilation naming
+    # the entries, and rewrites them, so that the process after it loads
+    # them again without a word
     x = np.linspace(-12, 4, 401).astype(np.float32)
+    x[::7] = -14.0      # results below 2**-126: the accurate path's
     run = _runner(_RUN, x, tmp_path)
     cache = tmp_path / "cache"
-    assert run()["hits"] == [0, 0]          # compiled, cache filled
+    assert run()["hits"] == [0, 0, 0]       # compiled, cache filled
     rng = np.random.default_rng(0)
     damaged = []
-    for names, suffix in ((_GELU_FLOAT32[:2], ".nbi"), (_GELU_FLOAT32[2:], ".nbc")):
+    for names, suffix in (((*_GELU_FLOAT32[:2], "gelu_accurate"), ".nbi"),
+                          (_GELU_FLOAT32[2:], ".nbc")):
         damaged += sorted(p for p in cache.rglob(f"*{suffix}")
                           if any(f".{name}-" in p.name for name in names))
-    assert len(damaged) == 4, damaged
+    assert len(damaged) == 5, damaged
     for path in damaged:
         path.write_bytes(rng.integers(0, 256, path.stat().st_size or 64,
                                       dtype=np.uint8).tobytes())
     report = run()
-    assert report["hits"] == [0, 0]
+    assert report["hits"] == [0, 0, 0]
     # one warning a compiled function, naming every entry it wrote anew
     warned = sorted(report["warnings"])
-    assert len(warned) == 3, warned
+    assert len(warned) == 4, warned
     assert all("could not be read" in m and ".nbi" in m for m in warned)
+    accurate = next(m for m in warned if "gelu's accurate path" in m)
+    assert ".gelu_accurate-" in accurate
     element, serial, par = (next(m for m in warned if f"of {name} " in m)
                             for name in _GELU_FLOAT32[:3])
     assert ".gelu_float32-" in element and ".ufunc_loop_2_float32-" in serial
     assert ".ufunc_loop_2_float32_parallel-" in par and ".blocks_2_float32-" in par
     report = run()                       # written anew: loaded, silently
-    assert report == {"hits": [1, 1], "warnings": []}, report
+    assert report == {"hits": [1, 1, 1], "warnings": []}, report
 
 
 _COLD = """
@@ -162,52 +183,3 @@ def test_four_cold_processes_on_one_empty_cache(tmp_path):
     for k in range(4):
         assert _within_bound(np.load(tmp_path / f"y{k}.npy"), x, exact), k
 
-
-_NJIT = """
-import json, sys, warnings
-
-import numba
-import numpy as np
-import gelu_numba as g
-from gelu_numba.kernels import rounded32
-
-x = np.load(sys.argv[1])
-
-
-@numba.njit
-def user(x, out):
-    for i in range(x.size):
-        out[i] = g.gelu(x[i])
-
-
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    out = np.empty_like(x)
-    user(x, out)
-np.save(sys.argv[2], out)
-hits = sum(rounded32.gelu_accurate.stats.cache_hits.values())
-print(json.dumps({"hits": hits, "warnings": [str(w.message) for w in caught
-                                             if "gelu_numba" in str(w.message)]}))
-"""
-
-
-def test_the_accurate_paths_are_cached_and_a_damaged_entry_is_written_anew(tmp_path):
-    # a user's @njit code on float32 calls the correctly rounded kernel,
-    # whose accurate path (the float64 kernel, most of the compile) is
-    # cached on its own; random bytes in its index file make the next
-    # process warn once, naming it, compile it afresh and write it anew,
-    # which the process after it loads; the values stay right throughout
-    x = np.linspace(-12, 4, 401).astype(np.float32)
-    x[::7] = -14.0      # results below 2**-126: the test sends them on
-    run = _runner(_NJIT, x, tmp_path)
-    cache = tmp_path / "cache"
-
-    assert run() == {"hits": 0, "warnings": []}
-    index = [p for p in cache.rglob("*.nbi") if ".gelu_accurate-" in p.name]
-    assert len(index) == 1, index
-    index[0].write_bytes(np.random.default_rng(0).integers(0, 256, 256, np.uint8).tobytes())
-    report = run()
-    assert report["hits"] == 0
-    assert len(report["warnings"]) == 1 and "gelu's accurate path" in report["warnings"][0]
-    assert ".gelu_accurate-" in report["warnings"][0]
-    assert run() == {"hits": 1, "warnings": []}
