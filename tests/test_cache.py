@@ -166,20 +166,20 @@ np.save(sys.argv[2], g.gelu(x))
 """
 
 
-def test_four_cold_processes_on_one_empty_cache(tmp_path):
-    # four processes (twice the cores CI has) start together on one empty
-    # cache directory; each compiles and writes the same entries, and each
-    # must compute GELU within the stated bound of mpmath
+def test_three_cold_processes_on_one_empty_cache(tmp_path):
+    # three processes (more than the cores CI has) start together on one
+    # empty cache directory; each compiles and writes the same entries, and
+    # each must compute GELU within the stated bound of mpmath
     import os
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     x = np.linspace(-9, 4, 131).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     runs = [subprocess.Popen([sys.executable, "-c", _COLD, str(tmp_path / "x.npy"),
                               str(tmp_path / f"y{k}.npy")], env=env, stderr=subprocess.PIPE,
-                             text=True) for k in range(4)]
+                             text=True) for k in range(3)]
     errors = [run.communicate(timeout=600)[1] for run in runs]
     assert all(run.returncode == 0 for run in runs), errors
     exact = _exact_gelu(x)
-    for k in range(4):
+    for k in range(3):
         assert _within_bound(np.load(tmp_path / f"y{k}.npy"), x, exact), k
 

@@ -222,7 +222,9 @@ def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
         assert g.dtype == w.dtype
         assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
     # read-only and 2-D operands (other signatures, each compiled anew: one
-    # function is enough) go through the same flat loop
+    # function and one dtype are enough) go through the same flat loop
+    if dtype is np.float32:
+        return
     x.setflags(write=False)
     assert np.array_equal(one(x).view(np.uint8), want[0].view(np.uint8))
     x2 = x[: 6 * (x.size // 6)].reshape(6, -1)
