@@ -137,7 +137,8 @@ def staged(ops):
     element into float64 scratch (``look``: scalar loads, where one loop
     doing both would stay scalar, as LLVM's cost of a gather is high on
     CPUs whose gathers are slow), then ``finish(entry, a0, ...)``, the
-    kernel's arithmetic, vectorised; ``kernel`` itself, element by element,
+    kernel's arithmetic, vectorised into scratch and copied out (in place
+    too); ``kernel`` itself, element by element,
     where the output overlaps an input one element off (each element's
     inputs read after the writes before it)."""
     opening()
@@ -149,12 +150,18 @@ def staged(ops):
             out[i] = kernel(*at(inputs, i))
         return
     held = carray(hold(np.float64), block)
+    # (the results into scratch, then out: where out is an input (out=dy),
+    # LLVM's run-time overlap check would send a loop that reads the inputs
+    # and writes out to its scalar version)
+    results = carray(hold(out.dtype), block)
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
         for i in range(start, stop):
             held[i - start] = look(*at(inputs, i))
         for i in range(start, stop):
-            out[i] = finish(held[i - start], *at(inputs, i))
+            results[i - start] = finish(held[i - start], *at(inputs, i))
+        for i in range(start, stop):
+            out[i] = results[i - start]
 
 
 def entries(stamp):
