@@ -327,8 +327,9 @@ def _function_ir(module, marker):
 @pytest.mark.parametrize("name", ALL + FAMILIES)
 def test_loop_is_vectorised(name, dtype):
     # the kernel must be inlined into the ufunc's element loop (the function
-    # the ufunc loops, serial and parallel, call on each run or block: its C
-    # entry point, cpu.element_entry) and that loop vectorised: LLVM's loop vectoriser ran (its "vector.body"), with
+    # the ufunc loops, serial and parallel, and @njit callers on arrays call
+    # on each run or block: its C entry point, cpu.element_entry) and that
+    # loop vectorised: LLVM's loop vectoriser ran (its "vector.body"), with
     # contiguous loads and stores (no masked gather or scatter: the
     # buffered loop gathers strided operands into contiguous blocks before
     # it), and for the exact functions packed FMAs on ymm/zmm registers
@@ -344,12 +345,8 @@ def test_loop_is_vectorised(name, dtype):
     avx512 = "+avx512f" in _numba_cpu_features()
     char = "f" if dtype == "float32" else "d"
     fn = catalog.lookup(name)
-    # the element loop compiled alone (as @njit callers run it); for gelu
-    # also the C entry point the ufunc loops call
-    irs = [cpu.element_loop_llvm(fn, char)]
-    if name == "gelu":
-        irs.append(_function_ir(cpu.loop_llvm(fn, char), f"gelu_{dtype}"))
-    for ir in irs:
+    # the C entry point that the ufunc loops and @njit callers call
+    for ir in [_function_ir(cpu.loop_llvm(fn, char), f"{name}_{dtype}")]:
         assert "vector.body" in ir, f"{name} {dtype}: the element loop is not vectorised"
         assert not re.search(r"llvm\.masked\.(gather|scatter)", ir), f"{name} {dtype}"
         if name in ALL:

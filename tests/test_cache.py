@@ -7,6 +7,7 @@ differently in every process, which made every process recompile them
 (gelu_numba.targets.stamp).
 """
 
+import json
 import subprocess
 import sys
 
@@ -183,3 +184,52 @@ def test_three_cold_processes_on_one_empty_cache(tmp_path):
     for k in range(3):
         assert _within_bound(np.load(tmp_path / f"y{k}.npy"), x, exact), k
 
+
+
+# ------------------------------------------------- a user's cached @njit code
+
+_USER = """
+import numba
+import gelu_numba as g
+
+
+@numba.njit(cache=True)
+def user(x):
+    return g.gelu(x), g.gelu_backward(x, x[::-1])
+"""
+
+_CALL = """
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import user
+x = np.load(sys.argv[1])
+y, dy = user.user(x)
+np.save(sys.argv[2], y)
+np.save(sys.argv[2] + ".dy.npy", dy)
+print(json.dumps({"hits": sum(user.user.stats.cache_hits.values())}))
+"""
+
+
+def test_a_users_cached_njit_function_calls_the_element_loops_in_a_later_process(tmp_path):
+    # @njit callers call the ufuncs' element loops by a symbol, which a
+    # later process must publish before it links the user's code loaded from
+    # the cache (else the process would abort on an unresolved symbol): a
+    # user's cache=True function, compiled in one process, loaded from the
+    # cache in the next, computes GELU within the stated bound of mpmath
+    # both times, and its backward as the product of dy and GELU'
+    from reference import mp
+    (tmp_path / "user.py").write_text(_USER)
+    x = np.linspace(-9, 4, 131).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    exact = _exact_gelu(x)
+    for hits in (0, 1):
+        out = subprocess.run([sys.executable, "-c", _CALL, str(tmp_path / "x.npy"),
+                              str(tmp_path / "y.npy"), str(tmp_path)], capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == {"hits": hits}
+        assert _within_bound(np.load(tmp_path / "y.npy"), x, exact)
+        dy = np.load(tmp_path / "y.npy.dy.npy")
+        want = [mp.gelu_backward(float(d), float(v)) for d, v in zip(x, x[::-1])]
+        assert max(mp.ulp_error(float(v), e, np.float32) for v, e in zip(dy, want)) < 0.51

@@ -33,6 +33,15 @@
   the cache.  If it changes: importing :mod:`gelu_numba.jax` fails with an
   ``AttributeError`` naming the attribute.
 
+* The code library's ``_reload_init``, the functions Numba runs before it
+  links a function loaded from its on-disk cache (its own use: starting
+  the parallel backend), inherited by every caller's library that links
+  it: :func:`before_load`, which publishes the element loops that
+  ``@njit`` callers call by symbol (:mod:`gelu_numba.targets.cpu.njit`)
+  before a user's cached function that calls them is linked.  If it
+  changes: the probe fails by name, and ``@njit`` callers can run the
+  element loops compiled into their own code.
+
 * The CPU codegen's ``magic_tuple()`` (the triple, CPU name and features
   Numba compiles for, the key of its cache index): whether that target
   converts between float32 and float16 in one instruction
@@ -113,6 +122,22 @@ def compile_repairing(compile, functions, what):
         return compile()
 
 
+def before_load(context, function):
+    """Have ``function()`` run in any later process before the code being
+    lowered now (and every caller that links it) is loaded from Numba's
+    on-disk cache, before its machine code is linked; ``function`` is
+    pickled into the cache entry (by reference: a module-level function,
+    or a ``functools.partial`` of one)."""
+    context.active_code_library._reload_init.add(function)
+
+
+def publish_symbol(name, address):
+    """Make ``name`` resolve to ``address`` in the machine code Numba links
+    from now on (LLVM's process-wide symbol table, as Numba does for its
+    own C helpers)."""
+    ll.add_symbol(name, address)
+
+
 def global_address(compiled, name):
     """The address of module global ``name`` in the machine code of
     ``cfunc`` ``compiled``."""
@@ -164,9 +189,13 @@ def probe():
     if missing:
         raise ImportError("gelu_numba: Numba's cache index file has no "
                           + ", ".join(missing))
-    if not callable(getattr(cpu_target.target_context.codegen(), "magic_tuple", None)):
+    codegen = cpu_target.target_context.codegen()
+    if not callable(getattr(codegen, "magic_tuple", None)):
         raise ImportError("gelu_numba: Numba's CPU codegen has no magic_tuple()")
+    if not isinstance(getattr(codegen.create_library("probe"), "_reload_init", None), set):
+        raise ImportError("gelu_numba: Numba's code library has no _reload_init set")
 
 
 __all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
-           "compile_repairing", "converts_float16", "global_address", "probe"]
+           "before_load", "compile_repairing", "converts_float16", "global_address", "probe",
+           "publish_symbol"]

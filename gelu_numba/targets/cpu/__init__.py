@@ -50,7 +50,7 @@ from gelu_numba.targets.cpu.intrinsics import (
 )
 from gelu_numba.targets.cpu.loops import (
     BUFFER, ENTRY_SIGNATURE, ITEMSIZE, LOOP_SIGNATURE, NUMBA_TYPES, ORDINARY_BLOCK, Loop, bits_loop,
-    compile_loop, element_entry, element_loop, element_loop_llvm, element_signature, float_loop,
+    compile_loop, element_entry, element_signature, float_loop,
     kernel_loop, loop_llvm, ordinary_form, serial_loop, ufunc_loop,
 )
 from gelu_numba.targets.cpu.registry import REGISTRY, Registry, Ufunc, half_loop, loop
@@ -59,7 +59,7 @@ __all__ = [
     "BUFFER", "ENTRY_SIGNATURE", "INTERLEAVE", "ITEMSIZE", "LOOP_SIGNATURE", "Loop",
     "NUMBA_TYPES", "ORDINARY_BLOCK", "REGISTRY", "Registry", "Ufunc", "address", "apart",
     "attributes", "bits_loop", "call", "compile_loop", "element", "element_entry",
-    "element_loop", "element_loop_llvm", "element_signature", "float_loop", "half_loop",
+    "element_signature", "float_loop", "half_loop",
     "interleaved", "kernel_loop", "loop", "loop_llvm", "ordinary_form", "pointer", "scratch",
     "serial_loop", "ufunc_loop",
 ]

@@ -1,9 +1,9 @@
 """LLVM's vector interleave count for the element loops.
 
-The catalog's element loops (serial, parallel, and those ``@njit`` callers
-run) are compiled with :data:`INTERLEAVE` independent vectors an iteration
-(:func:`interleaved`, :func:`interleaving`): the element loop's own
-compilation; the ufunc loop's block copies, and the float16 and emulation
+The catalog's element loops (which the serial and parallel ufuncs, the
+JAX handler and ``@njit`` callers run) are compiled with :data:`INTERLEAVE`
+independent vectors an iteration (:func:`interleaved`): the element loop's
+own compilation; the ufunc loop's block copies, and the float16 and emulation
 loops, are not.
 """
 
@@ -12,7 +12,6 @@ import contextlib
 import llvmlite.binding as ll
 from numba.core.compiler_lock import global_compiler_lock
 
-from gelu_numba.internals import numba_core
 
 #: LLVM's vector interleave count for the element loops: each iteration
 #: computes this many vectors of elements, as independent chains.  The exact
@@ -47,20 +46,3 @@ def interleaved(count=INTERLEAVE):
 
 #: the count in force (0: LLVM's default), for nested interleaved() blocks
 _INTERLEAVING = [0]
-
-
-class _InterleavingDispatcher(numba_core.CPUDispatcher):
-    """An ``@njit`` function that compiles itself :func:`interleaved` (the
-    count of an enclosing block, else :data:`INTERLEAVE`), also when a
-    caller's compilation compiles it."""
-
-    def compile(self, sig):
-        with interleaved(_INTERLEAVING[0] or INTERLEAVE):
-            return super().compile(sig)
-
-
-def interleaving(fn):
-    """``fn`` as an ``@njit(inline="never", error_model="numpy")`` function
-    that compiles itself :func:`interleaved`, whoever calls it."""
-    return _InterleavingDispatcher(py_func=fn, locals={}, targetoptions={
-        "nopython": True, "inline": "never", "error_model": "numpy"})

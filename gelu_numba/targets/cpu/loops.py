@@ -21,7 +21,8 @@ A loop is two ``@cfunc`` functions, each compiled once and cached on disk
   (:mod:`gelu_numba.targets.cpu.ufunc_loop`).
 
 So a kernel is compiled into one loop, once; the serial and parallel
-ufuncs and the JAX handler call the same element loop.
+ufuncs, the JAX handler and ``@njit`` callers on arrays
+call the same element loop.
 """
 
 import functools
@@ -32,7 +33,7 @@ from gelu_numba.internals import numba_core
 from gelu_numba.kernels import rounded32
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
-from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved, interleaving
+from gelu_numba.targets.cpu.interleave import INTERLEAVE, interleaved
 from gelu_numba.targets.cpu.bound import bound
 from gelu_numba.targets.cpu import elements
 from gelu_numba.targets.cpu.intrinsics import attributes, call, scratch
@@ -75,8 +76,8 @@ ROUNDED_BLOCK = 240
 STAGED_BLOCK = 240
 
 
-def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interleave=False,
-                rounded=None, staged=None):
+def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", rounded=None,
+                staged=None):
     """``serial((a0, ..., out))``: ``out[i] = kernel(a0[i], ...)`` over 1-D
     arrays, an ``@njit`` function with Numba's ``inline`` option
     (``"always"``: its loop becomes the caller's, at the Numba IR level, so
@@ -96,15 +97,6 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
     cached loops whose callees share a name can be linked to each other's
     code when both are loaded.
 
-    ``interleave`` (with ``inline="never"``, the ``@njit`` callers' element
-    loops): the function compiles itself
-    :func:`~gelu_numba.targets.cpu.interleave.interleaved` (the count of an
-    enclosing block, else
-    :data:`~gelu_numba.targets.cpu.interleave.INTERLEAVE`) whoever calls
-    it, so that its caller compiles its own code without.  (An element
-    loop inlined into its C entry point is compiled interleaved with it:
-    :func:`element_entry`.)
-
     ``rounded``: ``(unsure, fast, accurate)``, a correctly rounded kernel's
     rounding test, fast path and accurate path, which its loop runs in
     blocks (:data:`ROUNDED_BLOCK`), ``kernel`` itself only where the output
@@ -114,8 +106,7 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", interle
     and the arithmetic on the entry found, which its loop runs in blocks
     (:data:`STAGED_BLOCK`, :func:`~gelu_numba.targets.cpu.elements.staged`)."""
     opening = attributes(wide, inline == "never")
-    make = (interleaving if interleave and inline == "never"
-            else njit(inline=inline, error_model="numpy"))
+    make = njit(inline=inline, error_model="numpy")
     if rounded is not None:
         unsure, fast, accurate = rounded
         return make(bound(elements.rounded, name, kernel=kernel, opening=opening, fast=fast,
@@ -277,27 +268,6 @@ def loop_llvm(fn, char):
                          f"{fn.name}_{dtypes.LOOP_DTYPES[char]}", False,
                          ordinary=ordinary_form(fn, char), interleave=True,
                          rounded=rounded_form(fn, char)).inspect_llvm()
-
-
-def element_loop(fn, char, name):
-    """The element loop of catalog function ``fn`` for dtype ``char`` as a
-    function of its own (:func:`serial_loop`, compiled
-    :func:`~gelu_numba.targets.cpu.interleave.interleaved`): what ``@njit``
-    callers run on contiguous arrays, the loop the ufuncs run inlined into
-    its C entry point (:func:`element_entry`)."""
-    return serial_loop(inline(fn.kernel(char)), "never",
-                       ordinary=ordinary_form(fn, char), name=name, interleave=True,
-                       rounded=rounded_form(fn, char))
-
-
-def element_loop_llvm(fn, char):
-    """The optimised LLVM IR of ``fn``'s ``char`` element loop compiled
-    alone (:func:`element_loop`; :func:`loop_llvm`: inside the entry point
-    the ufuncs call)."""
-    loop = element_loop(fn, char, f"{fn.name}_{dtypes.LOOP_DTYPES[char]}_serial")
-    sig = element_signature([types.Array(NUMBA_TYPES[char], 1, "C")] * (fn.nin + 1))
-    loop.compile(sig)
-    return loop.inspect_llvm(sig)
 
 
 def element_signature(operand_types):
