@@ -194,7 +194,9 @@ def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
                 assert np.array_equal(f(x), f(s)), (mod.__name__, name)
     """)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    for names in (["gelu_grad2"], ["gelu"], ["gelu_grad2", "gelu"]):
+    # (two correctly rounded functions of the fastest-compiling ones: their
+    # loops hold the same machinery as gelu's)
+    for names in (["gelu_grad2"], ["norm_pdf"], ["gelu_grad2", "norm_pdf"]):
         subprocess.run([sys.executable, "-c", script, *names], env=env, check=True)
 
 
