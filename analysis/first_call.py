@@ -10,7 +10,10 @@ one filled times the same steps again.  The frontends' rows
 (``gelu_numba.torch.gelu``, ``gelu_numba.jax.gelu``) time, after importing
 the framework (not counted), the import of the frontend and the first
 forward and backward of ``gelu`` on each dtype (torch: ``gt.gelu(x)`` and
-its ``backward()``; JAX: ``jax.jit(gj.gelu)`` and ``jax.grad`` of its sum).  Processes run one at a time, pinned
+its ``backward()``; JAX: ``jax.jit(gj.gelu)`` and ``jax.grad`` of its sum); the
+``@njit`` row, after importing Numba (not counted), the import of
+``gelu_numba`` and the first call, on each dtype, of an ``@njit`` function
+that returns ``gelu`` of its array argument.  Processes run one at a time, pinned
 to one core (``os.sched_setaffinity``), so that the figures are not shared
 with anything else the machine runs.
 
@@ -80,15 +83,23 @@ frontend = sys.argv[1]
 t0 = time.perf_counter()
 if frontend == "torch":
     import torch
-else:
+elif frontend == "jax":
     import jax
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_platforms", "cpu")
+else:
+    import numba
 t1 = time.perf_counter()
 if frontend == "torch":
     import gelu_numba.torch as gt
-else:
+elif frontend == "jax":
     import gelu_numba.jax as gj
+else:
+    import gelu_numba as g
+
+    @numba.njit
+    def user(x):
+        return g.gelu(x)
 t2 = time.perf_counter()
 steps = {"framework": t1 - t0, "import": t2 - t1}
 for name, dtype in (("float32", np.float32), ("float64", np.float64)):
@@ -97,15 +108,18 @@ for name, dtype in (("float32", np.float32), ("float64", np.float64)):
     if frontend == "torch":
         v = torch.tensor(x, requires_grad=True)
         gt.gelu(v).sum().backward()
-    else:
+    elif frontend == "jax":
         jax.block_until_ready(jax.jit(gj.gelu)(x))
         jax.block_until_ready(jax.grad(lambda v: gj.gelu(v).sum())(x))
+    else:
+        user(x)
     steps[name] = time.perf_counter() - t
 print(json.dumps(steps))
 """
 
-#: the frontends :data:`_FRONTEND` times, as rows of the table
-FRONTENDS = ("torch", "jax")
+#: the frontends :data:`_FRONTEND` times, and their rows' names in the table
+FRONTENDS = {"torch": "gelu_numba.torch.gelu", "jax": "gelu_numba.jax.gelu",
+             "njit": "gelu_numba.gelu in @njit"}
 
 
 def functions():
@@ -211,7 +225,7 @@ def main(argv=None):
             replace_section(PAGE, MARKERS, f"{text}\n\n{made}\n")
         return 0
     todo = [(m, n) for m, n in functions() if not args.functions or n in args.functions]
-    todo += [(f, f"gelu_numba.{f}.gelu") for f in FRONTENDS
+    todo += [(f, row) for f, row in FRONTENDS.items()
              if not args.functions or f in args.functions]
     result = {"machine": machine_info(), "source": _describe(args.source),
               "date": time.strftime("%Y-%m-%d"), "functions": {}}

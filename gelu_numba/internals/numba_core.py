@@ -42,6 +42,12 @@
   changes: the probe fails by name, and ``@njit`` callers can run the
   element loops compiled into their own code.
 
+* ``numba.np.unsafe.ndarray.to_fixed_tuple``, the first ``n`` elements of
+  an integer array as a tuple in ``@njit`` code (``n`` a compile-time
+  constant): the output shape of ``@njit`` callers on arrays, broadcast
+  one dimension at a time.  If it changes: a recursive ``@overload``
+  building the tuple.
+
 * The CPU codegen's ``magic_tuple()`` (the triple, CPU name and features
   Numba compiles for, the key of its cache index): whether that target
   converts between float32 and float16 in one instruction
@@ -63,6 +69,7 @@ from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.registry import CPUDispatcher, cpu_target
 from numba.np.numpy_support import as_dtype, from_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 
 def refresh_typing():
@@ -198,4 +205,4 @@ def probe():
 
 __all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
            "before_load", "compile_repairing", "converts_float16", "global_address", "probe",
-           "publish_symbol"]
+           "publish_symbol", "to_fixed_tuple"]

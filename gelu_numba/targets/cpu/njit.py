@@ -18,7 +18,7 @@ types at hand follows the dtype rule of :mod:`gelu_numba.targets.dtypes`
   loaded (:func:`~gelu_numba.internals.numba_core.before_load`).
 
 One body serves every arity: it takes the operands as one tuple, which the
-small recursive overloads below (``_shape``, ``_loads``, ...) walk at compile
+small recursive overloads below (``_broadcast``, ``_loads``, ...) walk at compile
 time, one operand at a time.  Each overload has one form per arity
 (:func:`_arity`: there are three), whose parameters are positional (as the
 ufuncs' inputs are).
@@ -37,7 +37,7 @@ from gelu_numba.internals import numba_core
 from gelu_numba.kernels.primitives import inline
 from gelu_numba.targets import dtypes
 from gelu_numba.targets.cpu.intrinsics import scratch
-from gelu_numba.targets.cpu.loops import NUMBA_TYPES, load_accurate
+from gelu_numba.targets.cpu.loops import ITEMSIZE, load_accurate
 
 
 def _loop(fn, argtys):
@@ -70,36 +70,66 @@ def _scalar_impl(fn, argtys):
     return _arity(fn.nin, scalars)
 
 
-def _array_impl(fn, elements, argtys):
+def _array_impl(fn, loops, argtys):
     """``fn`` on arguments of which at least one is an array (else None):
-    the serial ufunc's element loop, on the operands broadcast to the
-    output's shape and cast to the loop's dtype, contiguous (a copy of
-    those that are not already so: arrays of the loop's dtype with the
-    output's shape and C order are passed as they are)."""
-    if not any(isinstance(t, types.Array) for t in argtys):
+    the serial ufunc's own loops on the operands broadcast together (an
+    array of another dtype converted, a scalar a 0-d array), one call of
+    its ufunc loop on the whole output where every operand is C-contiguous
+    with the output's shape, else one a row of its last dimension (the
+    ufunc loop takes any step, zero included, as it does from NumPy)."""
+    arrays = [t for t in argtys if isinstance(t, types.Array)]
+    if not arrays:
         return None
     char, cast = _loop(fn, argtys)
-    _publish(elements, fn.name, char)
-    call, here = _entry_call(elements, fn.name, char), scratch(fn.nin + 1)
+    _publish(loops, fn.name, char, fn.nin + 1)
+    run = _ufunc_call(loops, fn.name, char, fn.nin + 1)
+    count, ndim, size = fn.nin + 1, max(t.ndim for t in arrays), ITEMSIZE[char]
+    nd = max(ndim, 1)     # (a 0-d output: one row of one element)
+    at, place, steps, length = scratch(count), scratch(count), scratch(count), scratch(1)
+    strides = scratch(count * nd)
 
     @njit
     def arrays_(args):
-        out, ops = _prepare(args, cast)
-        addresses = here(np.intp)
-        _store_addresses(ops + (out,), addresses, 0)
-        call(out.size, addresses)
-        return out
+        dims = np.ones(nd, np.intp)
+        _broadcast(args, dims, nd)
+        out = np.empty(numba_core.to_fixed_tuple(dims, ndim), cast)
+        if out.size == 0:
+            return out
+        base, step, n = at(np.intp), strides(np.intp), length(np.intp)
+        # (the operands converted live until the loop has run: the output
+        # is returned out of their tuple)
+        ops = _as_loop_dtype(args, cast) + (out,)
+        _describe(ops, base, step, 0, nd)
+        whole = True
+        for k in range(count):
+            expected = size
+            for d in range(nd - 1, -1, -1):
+                whole = whole and (dims[d] == 1 or step[k * nd + d] == expected)
+                expected *= dims[d]
+        row, rows, pointers = dims[nd - 1], out.size // dims[nd - 1], place(np.intp)
+        own = steps(np.intp)
+        for k in range(count):
+            pointers[k] = base[k]
+            own[k] = size if whole else step[k * nd + nd - 1]
+        if whole:
+            row, rows = out.size, 1
+        n[0] = row
+        index = np.zeros(nd, np.intp)
+        for _ in range(rows):
+            run(pointers, n, own)
+            d = nd - 2
+            while d >= 0:
+                index[d] += 1
+                for k in range(count):
+                    pointers[k] += step[k * nd + d]
+                if index[d] < dims[d]:
+                    break
+                for k in range(count):
+                    pointers[k] -= step[k * nd + d] * dims[d]
+                index[d] = 0
+                d -= 1
+        return ops[-1]
     return _arity(fn.nin, arrays_)
-
-
-# (the same for every function: cached on disk, so that NumPy's broadcasting
-# in Numba, seconds of compilation, is compiled once per operand types)
-@njit(cache=True)
-def _prepare(args, cast):
-    """The output (uninitialised, C order) and the operands as
-    :func:`_contiguous` makes them."""
-    shape = _shape(args)
-    return np.empty(shape, cast), _contiguous(args, shape, cast)
 
 
 def _arity(nin, body):
@@ -115,101 +145,144 @@ def _arity(nin, body):
     raise ValueError(f"@njit callers take 1 to 3 operands (got {nin})")
 
 
-def _entry_symbol(name, char):
-    """The symbol under which ``@njit`` callers call the element loop of
-    ``name`` for dtype ``char`` (:func:`_publish`); versioned by its C
-    signature (``void entry(intp n, intp *addresses)``), which is all
-    that a caller's cached code knows of it."""
-    return f"gelu_numba_v1_{name}_{dtypes.LOOP_DTYPES[char]}_elements"
+def _symbols(name, char, count):
+    """The symbols under which ``@njit`` callers call the ufunc loop of
+    ``count`` operands of dtype ``char`` and the element loop of ``name``
+    for it (:func:`_publish`); versioned by their C signatures (NumPy's
+    inner loop, and ``void entry(intp n, intp *addresses)``), which are all
+    that a caller's cached code knows of them."""
+    dtype = dtypes.LOOP_DTYPES[char]
+    return f"gelu_numba_v1_ufunc_loop_{count}_{dtype}", f"gelu_numba_v1_{name}_{dtype}_elements"
 
 
-def _publish(elements, name, char):
-    """Make the element loop of catalog function ``name`` for dtype
-    ``char`` resolvable under :func:`_entry_symbol`, before code that calls
-    it is linked: its address is ``elements(name, char)`` (the serial
-    ufunc's loop, compiled or loaded from the cache:
-    :func:`gelu_numba.targets.cpu.registry.element_loop`).  Run while an
+def _publish(loops, name, char, count):
+    """Make the serial ufunc's loops of catalog function ``name`` of
+    ``count`` operands for dtype ``char`` (``loops(name, char)``: the compiled
+    :class:`~gelu_numba.targets.cpu.loops.Loop`, or ``KeyError``;
+    :func:`gelu_numba.targets.cpu.registry.serial_loops`) resolvable under
+    :func:`_symbols`, before code that calls them is linked.  Run while an
     ``@njit`` caller is typed, and again in a later process, before that
     caller (or any function that calls it) is loaded from Numba's cache
     (:func:`~gelu_numba.internals.numba_core.before_load`)."""
     try:
-        address = elements(name, char)
+        loop = loops(name, char)
     except KeyError:
-        raise RuntimeError(f"gelu_numba: @njit code calls the element loop of {name!r}, which "
-                           "is not in this process's catalog (a function added with "
+        raise RuntimeError(f"gelu_numba: @njit code calls the loops of {name!r}, which is not "
+                           "in this process's catalog (a function added with "
                            "catalog.registered must be registered before cached code that "
                            "calls it loads)") from None
-    numba_core.publish_symbol(_entry_symbol(name, char), address)
+    outer, inner = _symbols(name, char, count)
+    numba_core.publish_symbol(outer, loop.address)
+    numba_core.publish_symbol(inner, loop.data)
 
 
 @functools.cache
-def _entry_call(elements, name, char):
-    """An intrinsic ``call(n, addresses)``: a call of the element loop of
-    ``name`` for dtype ``char`` by its symbol, which the caller's code
-    publishes (:func:`_publish`) before it is loaded from the cache."""
-    symbol = _entry_symbol(name, char)
-    reload = functools.partial(_publish, elements, name, char)
+def _ufunc_call(loops, name, char, count):
+    """An intrinsic ``run(pointers, n, steps)``: the serial ufunc loop of
+    ``count`` operands of dtype ``char`` on the operands at ``pointers``
+    (addresses, the output last), ``n[0]`` elements, ``steps`` bytes apart,
+    running the element loop of ``name``: both called by their symbols,
+    which the caller's code publishes (:func:`_publish`) before it is
+    loaded from the cache."""
+    outer, inner = _symbols(name, char, count)
+    reload = functools.partial(_publish, loops, name, char, count)
 
     @intrinsic
-    def call(typingctx, n, addresses):
+    def run(typingctx, pointers, n, steps):
         def codegen(context, builder, sig, args):
             numba_core.before_load(context, reload)
             intp = context.get_value_type(types.intp)
-            fnty = ir.FunctionType(ir.VoidType(), [intp, intp.as_pointer()])
-            builder.call(cgutils.get_or_insert_function(builder.module, fnty, symbol), args)
+            byte = ir.IntType(8).as_pointer()
+            entry = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [intp, intp.as_pointer()]), inner)
+            loop = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [
+                    byte.as_pointer(), intp.as_pointer(), intp.as_pointer(), byte]), outer)
+            builder.call(loop, [builder.bitcast(args[0], byte.as_pointer()), args[1], args[2],
+                                builder.bitcast(entry, byte)])
             return context.get_dummy_value()
 
-        return types.void(n, addresses), codegen
+        return types.void(pointers, n, steps), codegen
 
-    return call
+    return run
 
 
 # Compile-time walks over the operand tuple: the head operand, array or
 # scalar, then the rest (``ops[1:]``), down to the empty tuple.
 
-def _shape(ops):
-    """The broadcast shape of the array operands."""
+def _broadcast(ops, dims, nd):
+    """Fold the array operands' shapes into ``dims`` (``nd`` of them, ones
+    to start with, aligned right), as NumPy broadcasts them."""
 
 
-def _contiguous(ops, shape, cast):
-    """Each operand broadcast to ``shape``, of dtype ``cast``, C-contiguous
-    (an array that already is one is passed as it is)."""
+def _as_loop_dtype(ops, cast):
+    """The operands as arrays of dtype ``cast``: arrays of it as they are,
+    others converted (of their own shape), scalars as 0-d arrays."""
+
+
+def _describe(ops, base, step, k, nd):
+    """Each array operand's address into ``base[k]``, ..., and its byte
+    steps along the ``nd`` dimensions of the output into ``step[k * nd]``,
+    ... (zero along a dimension it is broadcast over)."""
 
 
 def _loads(ops, index, cast):
     """Each operand's element at ``index`` (a scalar's value), cast."""
 
 
-def _store_addresses(ops, addresses, k):
-    """The data addresses of array operands into ``addresses[k]``, ...
-    (every operand an array)."""
-
-
 def _is_array(ops):
     return isinstance(ops[0], types.Array)
 
 
-@overload(_shape)
-def _shape_ol(ops):
+@overload(_broadcast)
+def _broadcast_ol(ops, dims, nd):
     if len(ops) == 0:
-        return lambda ops: ()
-    if _is_array(ops):
-        return lambda ops: np.broadcast_shapes(ops[0].shape, _shape(ops[1:]))
-    return lambda ops: _shape(ops[1:])
-
-
-@overload(_contiguous)
-def _contiguous_ol(ops, shape, cast):
-    if len(ops) == 0:
-        return lambda ops, shape, cast: ()
+        return lambda ops, dims, nd: None
     if not _is_array(ops):
-        return lambda ops, shape, cast: ((np.full(shape, cast(ops[0])),)
-                                         + _contiguous(ops[1:], shape, cast))
+        return lambda ops, dims, nd: _broadcast(ops[1:], dims, nd)
+
+    def fold(ops, dims, nd):
+        a = ops[0]
+        for d in range(a.ndim):
+            k, s = nd - a.ndim + d, a.shape[d]
+            if dims[k] == 1:
+                dims[k] = s
+            elif s != 1 and s != dims[k]:
+                raise ValueError("operands could not be broadcast together")
+        _broadcast(ops[1:], dims, nd)
+    return fold
+
+
+@overload(_as_loop_dtype)
+def _as_loop_dtype_ol(ops, cast):
+    if len(ops) == 0:
+        return lambda ops, cast: ()
+    if not _is_array(ops):
+        def scalar(ops, cast):
+            value = np.empty((), cast)
+            value[()] = cast(ops[0])
+            return (value,) + _as_loop_dtype(ops[1:], cast)
+        return scalar
     if ops[0].dtype == cast.instance_type:
-        return lambda ops, shape, cast: ((np.ascontiguousarray(np.broadcast_to(ops[0], shape)),)
-                                         + _contiguous(ops[1:], shape, cast))
-    return lambda ops, shape, cast: ((np.broadcast_to(ops[0], shape).astype(cast),)
-                                     + _contiguous(ops[1:], shape, cast))
+        return lambda ops, cast: (ops[0],) + _as_loop_dtype(ops[1:], cast)
+    return lambda ops, cast: (ops[0].astype(cast),) + _as_loop_dtype(ops[1:], cast)
+
+
+@overload(_describe)
+def _describe_ol(ops, base, step, k, nd):
+    if len(ops) == 0:
+        return lambda ops, base, step, k, nd: None
+
+    def describe(ops, base, step, k, nd):
+        a = ops[0]
+        base[k] = a.ctypes.data
+        for d in range(nd):
+            step[k * nd + d] = 0
+        for d in range(a.ndim):
+            if a.shape[d] != 1:
+                step[k * nd + nd - a.ndim + d] = a.strides[d]
+        _describe(ops[1:], base, step, k + 1, nd)
+    return describe
 
 
 @overload(_loads)
@@ -221,24 +294,13 @@ def _loads_ol(ops, index, cast):
     return lambda ops, index, cast: (cast(ops[0]),) + _loads(ops[1:], index, cast)
 
 
-@overload(_store_addresses)
-def _store_addresses_ol(ops, addresses, k):
-    if len(ops) == 0:
-        return lambda ops, addresses, k: None
-
-    def store(ops, addresses, k):
-        addresses[k] = ops[0].ctypes.data
-        _store_addresses(ops[1:], addresses, k + 1)
-    return store
-
-
-def register(wrapper, fn, elements):
+def register(wrapper, fn, loops):
     """Make ``wrapper`` callable from ``@njit`` code (scalars and arrays);
-    ``elements(name, char)``: the address of the element loop of catalog
+    ``loops(name, char)``: the serial ufunc's compiled loops of catalog
     function ``name`` for dtype ``char``, a module-level function (it is
     pickled into the cache entries of ``@njit`` callers, by reference)."""
     overload(wrapper, inline="always")(_arity(fn.nin, lambda args: _scalar_impl(fn, args)))
-    overload(wrapper)(_arity(fn.nin, lambda args: _array_impl(fn, elements, args)))
+    overload(wrapper)(_arity(fn.nin, lambda args: _array_impl(fn, loops, args)))
     # the name may be first looked up while Numba types a caller (a module
     # __getattr__ runs then): load the new declaration into the context now
     numba_core.refresh_typing()

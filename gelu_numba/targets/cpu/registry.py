@@ -186,7 +186,7 @@ class Registry:
         ``doc`` gets the ufunc's Parameters and Returns (its loops')."""
         doc += _interface(fn, "e" in self._chars(fn))
         wrapper = Ufunc(self.get(fn), fn.name, module, doc)
-        register(wrapper, fn, element_loop)
+        register(wrapper, fn, serial_loops)
         return wrapper
 
 
@@ -224,13 +224,13 @@ def loop(fn, char, cache=True):
     return loops.float_loop(fn, char, cache and catalog.listed(fn))
 
 
-def element_loop(name, char):
-    """The address of the element loop of catalog function ``name`` for
-    dtype ``char`` (``"f"`` or ``"d"``), the serial ufunc's, compiled or
-    loaded from the cache: what ``@njit`` callers call on arrays
-    (:mod:`gelu_numba.targets.cpu.njit`); ``KeyError`` if the catalog has
-    no ``name``."""
-    return REGISTRY.compile(catalog.lookup(name), char).data
+def serial_loops(name, char):
+    """The :class:`~gelu_numba.targets.cpu.loops.Loop` of catalog function
+    ``name`` for dtype ``char`` (``"f"`` or ``"d"``), the serial ufunc's,
+    compiled or loaded from the cache: what ``@njit`` callers call on
+    arrays (:mod:`gelu_numba.targets.cpu.njit`); ``KeyError`` if the
+    catalog has no ``name``."""
+    return REGISTRY.compile(catalog.lookup(name), char)
 
 
 def half_loop(name, fmt, nin):
