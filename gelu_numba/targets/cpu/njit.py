@@ -8,13 +8,14 @@ types at hand follows the dtype rule of :mod:`gelu_numba.targets.dtypes`
 * on scalars, the kernel of that precision, inlined into the caller at
   Numba's IR level (which takes no ``*args`` function), so that an
   ``@njit`` loop of scalar calls gets the kernel and vectorises;
-* on arrays, the serial ufunc's own element loop, compiled once and cached
-  on disk with the ufunc (:mod:`gelu_numba.targets.cpu.loops`), on the
-  operands broadcast, cast and made contiguous where they are not already:
-  the caller compiles no kernel, and gets the ufunc's bits.  The caller's
-  code calls the loop by a symbol of its own (:func:`_entry_symbol`),
+* on arrays, the serial ufunc's own loops, compiled once and cached on
+  disk with the ufunc (:mod:`gelu_numba.targets.cpu.loops`): its ufunc
+  loop, which takes the operands' steps (zero for a broadcast one) as
+  from NumPy, running its element loop, on the whole output or on each row
+  of it.  The caller compiles no kernel, and gets the ufunc's bits.  Its
+  code calls the two loops by symbols of their own (:func:`_symbols`),
   never by an address, so that a user's ``cache=True`` function stays
-  valid in a later process: the symbol is published before such code is
+  valid in a later process: the symbols are published before such code is
   loaded (:func:`~gelu_numba.internals.numba_core.before_load`).
 
 One body serves every arity: it takes the operands as one tuple, which the
@@ -85,8 +86,7 @@ def _array_impl(fn, loops, argtys):
     run = _ufunc_call(loops, fn.name, char, fn.nin + 1)
     count, ndim, size = fn.nin + 1, max(t.ndim for t in arrays), ITEMSIZE[char]
     nd = max(ndim, 1)     # (a 0-d output: one row of one element)
-    at, place, steps, length = scratch(count), scratch(count), scratch(count), scratch(1)
-    strides = scratch(count * nd)
+    at, row_steps, length, strides = scratch(count), scratch(count), scratch(1), scratch(count * nd)
 
     @njit
     def arrays_(args):
@@ -95,28 +95,26 @@ def _array_impl(fn, loops, argtys):
         out = np.empty(numba_core.to_fixed_tuple(dims, ndim), cast)
         if out.size == 0:
             return out
-        base, step, n = at(np.intp), strides(np.intp), length(np.intp)
+        pointers, step = at(np.intp), strides(np.intp)
+        steps, n = row_steps(np.intp), length(np.intp)
         # (the operands converted live until the loop has run: the output
         # is returned out of their tuple)
         ops = _as_loop_dtype(args, cast) + (out,)
-        _describe(ops, base, step, 0, nd)
-        whole = True
+        _describe(ops, pointers, step, 0, nd)
+        whole = True     # every operand C-contiguous with the output's shape
         for k in range(count):
             expected = size
             for d in range(nd - 1, -1, -1):
                 whole = whole and (dims[d] == 1 or step[k * nd + d] == expected)
                 expected *= dims[d]
-        row, rows, pointers = dims[nd - 1], out.size // dims[nd - 1], place(np.intp)
-        own = steps(np.intp)
         for k in range(count):
-            pointers[k] = base[k]
-            own[k] = size if whole else step[k * nd + nd - 1]
-        if whole:
-            row, rows = out.size, 1
-        n[0] = row
+            steps[k] = size if whole else step[k * nd + nd - 1]
+        n[0] = out.size if whole else dims[nd - 1]
         index = np.zeros(nd, np.intp)
-        for _ in range(rows):
-            run(pointers, n, own)
+        for _ in range(out.size // n[0]):
+            run(pointers, n, steps)
+            # the next row: the index over the leading dimensions counts up
+            # as an odometer, and the operands' addresses move with it
             d = nd - 2
             while d >= 0:
                 index[d] += 1
