@@ -203,7 +203,8 @@ def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
     # @njit code calling the functions on contiguous arrays of the loop's
-    # dtype runs the ufunc's element loop (ordinary blocks included)
+    # dtype runs the ufunc's own loops (the element loop's ordinary blocks
+    # included)
     @njit
     def user(x, dy):
         return (gelu_numba.gelu(x), gelu_numba.ndtr(x), gelu_numba.gelu_grad2(x),
@@ -224,7 +225,7 @@ def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
         assert g.dtype == w.dtype
         assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
     # read-only and 2-D operands (other signatures, each compiled anew: one
-    # function and one dtype are enough) go through the same flat loop
+    # function and one dtype are enough) go through the same loops
     if dtype is np.float32:
         return
     x.setflags(write=False)
