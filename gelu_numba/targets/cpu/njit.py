@@ -87,10 +87,13 @@ def _array_impl(fn, loops, argtys):
     count, ndim, size = fn.nin + 1, max(t.ndim for t in arrays), ITEMSIZE[char]
     nd = max(ndim, 1)     # (a 0-d output: one row of one element)
     at, row_steps, length, strides = scratch(count), scratch(count), scratch(1), scratch(count * nd)
+    odometer = scratch(nd)
 
     @njit
     def arrays_(args):
-        dims = np.ones(nd, np.intp)
+        dims = np.empty(nd, np.intp)
+        for d in range(nd):
+            dims[d] = 1
         _broadcast(args, dims, nd)
         out = np.empty(numba_core.to_fixed_tuple(dims, ndim), cast)
         if out.size == 0:
@@ -99,8 +102,7 @@ def _array_impl(fn, loops, argtys):
         steps, n = row_steps(np.intp), length(np.intp)
         # (the operands converted live until the loop has run: the output
         # is returned out of their tuple)
-        ops = _as_loop_dtype(args, cast) + (out,)
-        _describe(ops, pointers, step, 0, nd)
+        ops = _operands(args + (out,), cast, pointers, step, 0, nd)
         whole = True     # every operand C-contiguous with the output's shape
         for k in range(count):
             expected = size
@@ -110,7 +112,9 @@ def _array_impl(fn, loops, argtys):
         for k in range(count):
             steps[k] = size if whole else step[k * nd + nd - 1]
         n[0] = out.size if whole else dims[nd - 1]
-        index = np.zeros(nd, np.intp)
+        index = odometer(np.intp)
+        for d in range(nd):
+            index[d] = 0
         for _ in range(out.size // n[0]):
             run(pointers, n, steps)
             # the next row: the index over the leading dimensions counts up
@@ -213,15 +217,12 @@ def _broadcast(ops, dims, nd):
     to start with, aligned right), as NumPy broadcasts them."""
 
 
-def _as_loop_dtype(ops, cast):
-    """The operands as arrays of dtype ``cast``: arrays of it as they are,
-    others converted (of their own shape), scalars as 0-d arrays."""
-
-
-def _describe(ops, base, step, k, nd):
-    """Each array operand's address into ``base[k]``, ..., and its byte
-    steps along the ``nd`` dimensions of the output into ``step[k * nd]``,
-    ... (zero along a dimension it is broadcast over)."""
+def _operands(ops, cast, base, step, k, nd):
+    """The operands as arrays of dtype ``cast`` (arrays of it as they are,
+    others converted, of their own shape; scalars as 0-d arrays), each
+    one's address written into ``base[k]``, ..., and its byte steps along
+    the ``nd`` dimensions of the output into ``step[k * nd]``, ... (zero
+    along a dimension it is broadcast over)."""
 
 
 def _loads(ops, index, cast):
@@ -251,36 +252,35 @@ def _broadcast_ol(ops, dims, nd):
     return fold
 
 
-@overload(_as_loop_dtype)
-def _as_loop_dtype_ol(ops, cast):
+@overload(_operands)
+def _operands_ol(ops, cast, base, step, k, nd):
     if len(ops) == 0:
-        return lambda ops, cast: ()
+        return lambda ops, cast, base, step, k, nd: ()
     if not _is_array(ops):
-        def scalar(ops, cast):
+        @njit(inline="always")
+        def convert(ops, cast):
             value = np.empty((), cast)
             value[()] = cast(ops[0])
-            return (value,) + _as_loop_dtype(ops[1:], cast)
-        return scalar
-    if ops[0].dtype == cast.instance_type:
-        return lambda ops, cast: (ops[0],) + _as_loop_dtype(ops[1:], cast)
-    return lambda ops, cast: (ops[0].astype(cast),) + _as_loop_dtype(ops[1:], cast)
+            return value
+    elif ops[0].dtype == cast.instance_type:
+        @njit(inline="always")
+        def convert(ops, cast):
+            return ops[0]
+    else:
+        @njit(inline="always")
+        def convert(ops, cast):
+            return ops[0].astype(cast)
 
-
-@overload(_describe)
-def _describe_ol(ops, base, step, k, nd):
-    if len(ops) == 0:
-        return lambda ops, base, step, k, nd: None
-
-    def describe(ops, base, step, k, nd):
-        a = ops[0]
+    def operands(ops, cast, base, step, k, nd):
+        a = convert(ops, cast)
         base[k] = a.ctypes.data
         for d in range(nd):
             step[k * nd + d] = 0
         for d in range(a.ndim):
             if a.shape[d] != 1:
                 step[k * nd + nd - a.ndim + d] = a.strides[d]
-        _describe(ops[1:], base, step, k + 1, nd)
-    return describe
+        return (a,) + _operands(ops[1:], cast, base, step, k + 1, nd)
+    return operands
 
 
 @overload(_loads)
