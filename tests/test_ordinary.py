@@ -174,12 +174,14 @@ def test_interleave_is_set_for_the_block_only():
 
 
 def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
-    # Two processes each compile one function's loops into one cache, the
-    # same number of functions into each, so that their callees get the
-    # same counter values; a third loads both.  A callee's symbol is its name
-    # and that counter, so callees sharing a name would be linked to one
-    # another's code (this is how parallel.gelu once returned gelu_grad2's
-    # values).
+    # Two processes, started together, each compile one function's loops
+    # into one cache, the same number of functions into each, so that their
+    # callees get the same counter values; a third loads both.  A callee's
+    # symbol is its name and that counter, so callees sharing a name would
+    # be linked to one another's code (this is how parallel.gelu once
+    # returned gelu_grad2's values).  Every process's results, serial and
+    # parallel, contiguous and strided, are checked against mpmath.
+    from reference import mp
     script = textwrap.dedent("""
         import sys
         import numpy as np
@@ -188,16 +190,35 @@ def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
         # above the parallel threshold
         x = np.linspace(-3.5, 3.5, 80000, dtype=np.float32)
         s = np.empty(2 * x.size, np.float32); s[::2] = x; s = s[::2]
-        for name in sys.argv[1:]:
+        out = sys.argv[1]
+        for name in sys.argv[2:]:
             for mod in (gelu_numba, gelu_numba.parallel):
                 f = getattr(mod, name)
-                assert np.array_equal(f(x), f(s)), (mod.__name__, name)
+                np.save(f"{out}.{name}.{mod.__name__}.npy", np.stack([f(x), f(s)]))
     """)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     # (two correctly rounded functions of the fastest-compiling ones: their
     # loops hold the same machinery as gelu's)
-    for names in (["gelu_grad2"], ["norm_pdf"], ["gelu_grad2", "norm_pdf"]):
-        subprocess.run([sys.executable, "-c", script, *names], env=env, check=True)
+    runs = {"first": ["gelu_grad2"], "second": ["norm_pdf"], "both": ["gelu_grad2", "norm_pdf"]}
+
+    def start(label):
+        return subprocess.Popen([sys.executable, "-c", script, str(tmp_path / label),
+                                 *runs[label]], env=env)
+
+    together = [start("first"), start("second")]
+    assert [p.wait(timeout=600) for p in together] == [0, 0]
+    assert start("both").wait(timeout=600) == 0
+    x = np.linspace(-3.5, 3.5, 80000, dtype=np.float32)
+    sample = slice(0, None, 499)
+    exact = {name: [getattr(mp, name)(float(v)) for v in x[sample]]
+             for name in ("gelu_grad2", "norm_pdf")}
+    for label, names in runs.items():
+        for name in names:
+            for mod in ("gelu_numba", "gelu_numba.parallel"):
+                for y in np.load(tmp_path / f"{label}.{name}.{mod}.npy"):
+                    worst = max(mp.ulp_error(float(v), e, np.float32)
+                                for v, e in zip(y[sample], exact[name]))
+                    assert worst < 0.51, (label, name, mod, worst)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

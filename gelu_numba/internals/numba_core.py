@@ -36,8 +36,8 @@
 * The code library's ``_reload_init``, the functions Numba runs before it
   links a function loaded from its on-disk cache (its own use: starting
   the parallel backend), inherited by every caller's library that links
-  it: :func:`before_load`, which publishes the element loops that
-  ``@njit`` callers call by symbol (:mod:`gelu_numba.targets.cpu.njit`)
+  it: :func:`before_load`, which publishes the ufunc and element loops
+  that ``@njit`` callers call by symbol (:mod:`gelu_numba.targets.cpu.njit`)
   before a user's cached function that calls them is linked.  If it
   changes: the probe fails by name, and ``@njit`` callers can run the
   element loops compiled into their own code.

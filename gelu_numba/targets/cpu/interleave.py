@@ -3,8 +3,8 @@
 The catalog's element loops (which the serial and parallel ufuncs, the
 JAX handler and ``@njit`` callers run) are compiled with :data:`INTERLEAVE`
 independent vectors an iteration (:func:`interleaved`): the element loop's
-own compilation; the ufunc loop's block copies, and the float16 and emulation
-loops, are not.
+own compilation; the ufunc loop's block copies, and the float16 and
+emulation loops, are not.
 """
 
 import contextlib

@@ -21,8 +21,8 @@ A loop is two ``@cfunc`` functions, each compiled once and cached on disk
   (:mod:`gelu_numba.targets.cpu.ufunc_loop`).
 
 So a kernel is compiled into one loop, once; the serial and parallel
-ufuncs, the JAX handler and ``@njit`` callers on arrays
-call the same element loop.
+ufuncs, the JAX handler and ``@njit`` callers on arrays call the same
+element loop.
 """
 
 import functools

@@ -67,7 +67,7 @@ def _scalar_impl(fn, argtys):
 
     @njit(inline="always")
     def scalars(args):
-        return cast(kernel(*_loads(args, 0, cast)))
+        return cast(kernel(*_loads(args, cast)))
     return _arity(fn.nin, scalars)
 
 
@@ -225,8 +225,8 @@ def _operands(ops, cast, base, step, k, nd):
     along a dimension it is broadcast over)."""
 
 
-def _loads(ops, index, cast):
-    """Each operand's element at ``index`` (a scalar's value), cast."""
+def _loads(ops, cast):
+    """The scalar operands' values, cast."""
 
 
 def _is_array(ops):
@@ -284,12 +284,10 @@ def _operands_ol(ops, cast, base, step, k, nd):
 
 
 @overload(_loads)
-def _loads_ol(ops, index, cast):
+def _loads_ol(ops, cast):
     if len(ops) == 0:
-        return lambda ops, index, cast: ()
-    if _is_array(ops):
-        return lambda ops, index, cast: (cast(ops[0][index]),) + _loads(ops[1:], index, cast)
-    return lambda ops, index, cast: (cast(ops[0]),) + _loads(ops[1:], index, cast)
+        return lambda ops, cast: ()
+    return lambda ops, cast: (cast(ops[0]),) + _loads(ops[1:], cast)
 
 
 def register(wrapper, fn, loops):
