@@ -62,7 +62,3 @@ def pytest_collection_modifyitems(config, items):
     if wrong:
         raise pytest.UsageError("each test needs exactly one tier marker of "
                                 f"{', '.join(TIERS)}:\n" + "\n".join(wrong))
-    # the long tests first (a stable sort): pytest-xdist hands out tests in
-    # this order and the idle worker takes pending ones from the busy one,
-    # which it cannot do with a test already running
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)

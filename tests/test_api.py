@@ -109,7 +109,6 @@ def test_mixed_precision_backward():
     assert out.dtype == np.float64
 
 
-@pytest.mark.long
 def test_callable_from_njit():
     @numba.njit
     def user(x, dy):
@@ -247,7 +246,6 @@ def test_a_loop_that_fails_to_compile_raises_and_returns_nan_meanwhile():
     assert public(x)[0] == 0.5 and built == ["f"]
 
 
-@pytest.mark.long
 def test_warmup_compiles_the_named_loops_and_refuses_unknown_names():
     import subprocess
     import sys

@@ -36,7 +36,6 @@ def _hits():
     return [line.split() for line in out.stdout.splitlines()]
 
 
-@pytest.mark.long
 def test_every_loop_hits_the_cache_in_a_new_process():
     _hits()  # fills the cache where needed
     second = _hits()
@@ -132,7 +131,6 @@ def _runner(script, x, tmp_path):
     return run
 
 
-@pytest.mark.long
 def test_cold_processes_race_then_a_damaged_entry_is_compiled_afresh_and_written_anew(
         tmp_path):
     # two processes start together on one empty cache directory (beside the
@@ -201,7 +199,6 @@ print(json.dumps({"hits": sum(user.user.stats.cache_hits.values())}))
 """
 
 
-@pytest.mark.long
 def test_a_users_cached_njit_function_calls_the_element_loops_in_a_later_process(tmp_path):
     # @njit callers call the ufuncs' element loops by a symbol, which a
     # later process must publish before it links the user's code loaded from

@@ -297,7 +297,6 @@ print("ok")
 """
 
 
-@pytest.mark.long
 def test_sharded_jit_and_shard_map_run_shard_by_shard():
     # a fresh process: the device count is fixed when XLA starts
     out = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True)
@@ -341,7 +340,6 @@ print("ok")
 """
 
 
-@pytest.mark.long
 def test_shard_map_checks_varying_manual_axes_as_jax_does():
     # as jax.nn.gelu in the same program: a wrong out_specs raises, grad
     # works with check_vma=True, mixed operands are made varying
@@ -367,7 +365,6 @@ def test_export_needs_the_targets_check_disabled():
         jax.export.export(jax.jit(gj.gelu))(jax.ShapeDtypeStruct((3,), jnp.float32))
 
 
-@pytest.mark.long
 def test_export_round_trip_in_a_fresh_process(tmp_path):
     x = jax.ShapeDtypeStruct((301,), jnp.float32)
     exported = jax.export.export(jax.jit(jax.grad(lambda v: gj.gelu(v).sum())),
@@ -398,7 +395,6 @@ print("ok")
 """
 
 
-@pytest.mark.long
 def test_export_with_a_symbolic_batch_runs_at_two_batch_sizes(tmp_path):
     # as jax.nn.gelu exports: the call with a symbolic shape is not marked
     # for partitioning (its shape operand has no sharding rule)
@@ -565,7 +561,6 @@ def test_the_abi_probe_fails_loudly_on_another_layout(tmp_path):
         xla_ffi.probe(str(newer))
 
 
-@pytest.mark.long
 def test_import_changes_no_global_state():
     code = textwrap.dedent("""
         import jax

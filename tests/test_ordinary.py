@@ -173,7 +173,6 @@ def test_interleave_is_set_for_the_block_only():
     assert after == before               # and was set back
 
 
-@pytest.mark.long
 def test_cached_loops_of_different_functions_keep_their_own_code(tmp_path):
     # Two processes, started together, each compile one function's loops
     # into one cache, the same number of functions into each, so that their

@@ -420,7 +420,6 @@ def test_quantized_tensors_have_no_backward():
 
 # ------------------------------------------------------------ Hugging Face
 
-@pytest.mark.long
 @pytest.mark.parametrize("family", ["bert", "gpt2"])
 def test_transformers_save_and_load_keep_the_exact_gelu(family, tmp_path):
     import json
