@@ -214,7 +214,10 @@ def _ufunc_call(loops, name, char, count):
 
 def _broadcast(ops, dims, nd):
     """Fold the array operands' shapes into ``dims`` (``nd`` of them, ones
-    to start with, aligned right), as NumPy broadcasts them."""
+    to start with, aligned right), as NumPy broadcasts them.  (Written out,
+    not Numba's ``np.broadcast_shapes`` and ``np.broadcast_to``: those
+    compile for seconds in every caller, and the ufunc loop needs only the
+    steps, :func:`_operands`.)"""
 
 
 def _operands(ops, cast, base, step, k, nd):
