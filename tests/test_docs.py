@@ -58,7 +58,7 @@ def test_readme_is_short_and_has_the_two_commands():
     text = (ROOT / "README.md").read_text()
     assert len(text.splitlines()) <= 150
     ci = (ROOT / ".ci" / "run").read_text().replace(" -q ", " ")
-    setup = ("python3 -m venv .venv && .venv/bin/pip install -r requirements/bootstrap.txt "
+    setup = ("python3 -m venv .venv && .venv/bin/pip install --no-compile -r requirements/bootstrap.txt "
              "&& .venv/bin/uv pip install --python .venv/bin/python -e '.[{extras}]' "
              "-c requirements/test.txt && .venv/bin/python -m ")
     # (the exact functions' loops warmed into Numba's cache, then the unit tier)
