@@ -34,6 +34,11 @@ from gelu_numba.tables import approximations as _tab
 #: the groups of :attr:`Function.group`, in catalog order
 GROUPS = ("exact", "family", "approximation")
 
+#: the records that the targets' formulas name by their mathematical role:
+#: GELU itself, Phi (the standard normal CDF) and phi (its density); the
+#: records' links name the rest (:func:`derivatives`, :attr:`Function.backward`)
+GELU, CDF, PDF = "gelu", "ndtr", "norm_pdf"
+
 #: the public modules, as ``Function.modules`` names them
 TOP, APPROX, PARALLEL, GPU = ("gelu_numba", "gelu_numba.approximations",
                               "gelu_numba.parallel", "gelu_numba.gpu")
@@ -282,7 +287,7 @@ def _exact():
 
 def _exact_records():
     return [
-        record("gelu", normal.gelu, normal32_cpu_f64.gelu, 1, """
+        record(GELU, normal.gelu, normal32_cpu_f64.gelu, 1, """
     Exact GELU: ``x * Phi(x)``, Phi the standard normal CDF
     (Hendrycks & Gimpel's GELU with mu = 0, sigma = 1).
 
@@ -329,18 +334,18 @@ def _exact_records():
                   rounded=(rounded32.gelu_backward, rounded32.gelu_backward_fast,
                            rounded32.gelu_backward_accurate),
                   ordinary=(normal.in_range_backward, normal.gelu_backward_ordinary)),
-        record("ndtr", normal.ndtr, normal32_cpu_f64.ndtr, 1, """
+        record(CDF, normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
 
     Domain: all real x; ``ndtr(-inf) = 0``, ``ndtr(+inf) = 1``, NaN
     propagates.  Underflows to 0 below about x = -38.49 (float64),
     x = -14.17 (float32).""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
-                  gpu32.ndtr, derivative="norm_pdf",
+                  gpu32.ndtr, derivative=PDF,
                   lean32=_lean32("ndtr_t", "Q_TABLE"),
                   tabled=(normal32_cpu_f64.ndtr_t, normal32_cpu_f64.TABLES),
                   rounded=(rounded32.ndtr, rounded32.ndtr_fast, rounded32.ndtr_accurate),
                   ordinary=(normal.in_range, normal.ndtr_ordinary)),
-        record("norm_pdf", normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
+        record(PDF, normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
 
     Domain: all real x; ``norm_pdf(+-inf) = 0``, NaN propagates.""", _EXACT, EXACT_BOUND, _EXACT_MODULES,
@@ -545,12 +550,22 @@ def approximate(key):
     if key not in APPROXIMATE:
         raise ValueError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))} "
                          f"(got {key!r})")
-    return lookup("gelu" if key == "none" else _approximation_name(key))
+    return lookup(GELU if key == "none" else _approximation_name(key))
 
 
 def antiderivative(name):
     """The record whose :attr:`~Function.derivative` is ``name``, or None."""
     return next((f for f in FUNCTIONS if f.derivative == name), None)
+
+
+def derivatives(name):
+    """The records of ``name`` and of its derivatives, following
+    :attr:`~Function.derivative` (``gelu``, ``gelu_grad``, ``gelu_grad2``):
+    the last one's derivative has no record."""
+    chain = [lookup(name)]
+    while chain[-1].derivative is not None:
+        chain.append(lookup(chain[-1].derivative))
+    return tuple(chain)
 
 
 def forward(name):

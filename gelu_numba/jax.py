@@ -181,7 +181,7 @@ def soi_map(key, x):
         ``jax.random.bernoulli(key, Phi(x))``.
     """
     (x,) = _op.prepare("soi_map", (x,))
-    keep = _jax.random.bernoulli(key, _op.call("ndtr", x))
+    keep = _jax.random.bernoulli(key, _op.call(catalog.CDF, x))
     return _jax.numpy.where(keep, x, _jax.numpy.zeros_like(x))
 
 
@@ -203,7 +203,7 @@ class GELU:
 
 
 _FUNCTIONS = {name: _function(name) for name in _jax_ffi.FUNCTIONS}
-globals().update({name: f for name, f in _FUNCTIONS.items() if name != "gelu"})
+globals().update({name: f for name, f in _FUNCTIONS.items() if name != catalog.GELU})
 
 
 def __getattr__(name):

@@ -52,3 +52,23 @@ def test_every_link_names_a_record_and_antiderivative_inverts_it():
     for fn in catalog.FUNCTIONS:
         if fn.backward:
             catalog.lookup(fn.backward)
+
+
+def test_the_roles_name_the_records_of_gelu_phi_and_its_density():
+    # judged on the records' mpmath references against mpmath's own Phi and
+    # phi, so a role naming the wrong record fails here
+    refs = {role: reference.lookup(catalog.lookup(role))
+            for role in (catalog.GELU, catalog.CDF, catalog.PDF)}
+    with mpmath.workprec(200):
+        for x in _XS:
+            cdf = mpmath.ncdf(x)
+            assert abs(_value(refs[catalog.CDF], x) - cdf) <= 1e-30
+            assert abs(_value(refs[catalog.PDF], x) - mpmath.npdf(x)) <= 1e-30
+            assert abs(_value(refs[catalog.GELU], x) - x * cdf) <= 1e-30
+    assert catalog.approximate("none").name == catalog.GELU
+    assert catalog.lookup(catalog.CDF).derivative == catalog.PDF
+    # the chain of GELU's recorded derivatives follows the links, and ends
+    # where a record has none
+    chain = catalog.derivatives(catalog.GELU)
+    assert [f.derivative for f in chain[:-1]] == [f.name for f in chain[1:]]
+    assert chain[0].name == catalog.GELU and chain[-1].derivative is None and len(chain) >= 2

@@ -132,3 +132,33 @@ def test_every_command_the_repository_names_runs_a_module_that_exists():
             if not (base.with_suffix(".py").exists() or (base / "__init__.py").exists()):
                 missing.append(f"{name}: {module}")
     assert seen > 100 and not missing, missing
+
+
+def test_the_package_names_the_exact_functions_only_through_the_catalog():
+    # a string naming an exact function (gelu, ndtr, ...) in the package's
+    # code is a fact about that function outside its record: the code asks
+    # the catalog instead (catalog.GELU, CDF, PDF, a record's links).  Left
+    # out: catalog.py itself, the generated table of measured maxima (keyed
+    # by name), docstrings, and __all__ (Python identifiers of the module)
+    import ast
+
+    from gelu_numba import catalog
+    names = set(catalog.names("exact"))
+    found = []
+    for path in sorted((ROOT / "gelu_numba").rglob("*.py")):
+        if path.name in ("catalog.py", "measured.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = set()
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                skip.add(id(body[0].value))  # a docstring
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                skip.update(id(n) for n in ast.walk(node.value))
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+                  for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and node.value in names
+                  and id(node) not in skip]
+    assert not found, "\n".join(found)

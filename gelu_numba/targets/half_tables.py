@@ -67,7 +67,7 @@ def table(name, fmt, ufunc_of):
         _mapped(kernels.grad_off_half)(x, ufunc_of(catalog.lookup(forward.derivative))(x), grad)
         return grad
     y = ufunc_of(catalog.lookup(name))(x)
-    if name == "gelu":
+    if name == catalog.GELU:
         above = np.empty_like(y)
         _mapped(kernels.gelu_above_half_x)(x, y, above)
         y = above

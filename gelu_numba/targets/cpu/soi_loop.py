@@ -29,7 +29,7 @@ def _ndtr_typing(x):
     # as the ufunc's loop: the kernel of x's precision, its result rounded
     # to that precision (the float32 kernel computes in float64)
     char = "f" if x == types.float32 else "d"
-    kernel = inline(catalog.lookup("ndtr").kernel(char))
+    kernel = inline(catalog.lookup(catalog.CDF).kernel(char))
     cast = dtypes.LOOP_DTYPES[char].type
     return lambda x: cast(kernel(cast(x)))
 

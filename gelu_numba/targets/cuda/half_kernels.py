@@ -92,13 +92,16 @@ WORDS = 2
 #: the bytes of a word, the alignment the wide kernels need
 WORD_BYTES = 8
 _MASK = np.uint64(0xFFFF)
+#: the fused backward (GELU's), whose kernels take two operands and a
+#: float64 table
+_BACKWARD = catalog.lookup(catalog.GELU).backward
 
 
 @functools.cache
 def _word(name, fmt):
     """The device function of ``name`` on one word of each operand: its
     four lanes, each the element's bits, packed back in their places."""
-    if name == "gelu_backward":
+    if name == _BACKWARD:
         element = _backward_element(fmt)
 
         @cuda.jit(device=True)
@@ -217,7 +220,7 @@ def shared_kernel(name, fmt):
     launches it where a device's measurements chose it
     (:func:`fast_launcher`), and ``analysis.gpu.throughput`` times it beside
     :func:`wide_kernel`."""
-    if name == "gelu_backward":
+    if name == _BACKWARD:
         raise ValueError("the shared-memory table is for the uint16 tables "
                          "(gelu, gelu_grad), not gelu_backward's 512 KB")
     return wide_kernel(name, fmt, WORDS, shared=True)
@@ -340,12 +343,12 @@ def _launch_bits(name, fmt, arrays, stream):
         launch.launch(wide_kernel(name, fmt, WORDS), blocks, threads, stream,
                       (*ins[:-1], table, ins[-1], out))
         return
-    kernel = backward_kernel(fmt) if name == "gelu_backward" else lookup_kernel
+    kernel = backward_kernel(fmt) if name == _BACKWARD else lookup_kernel
     blocks, threads = launch.launch_config(n)
     launch.launch(kernel, blocks, threads, stream, (*arrays[:-1], table, arrays[-1]))
 
 
-def gelu_bits(x, out, fmt, name="gelu", stream=0):
+def gelu_bits(x, out, fmt, name=catalog.GELU, stream=0):
     """``out = f(x)`` on 2-byte bit patterns of ``fmt`` (f: "gelu" or
     "gelu_grad"), correctly rounded."""
     x, out = _as_bits(x), _as_bits(out)
@@ -361,7 +364,7 @@ def gelu_backward_bits(dy, x, out, fmt, stream=0):
     dy, x, out = _as_bits(dy), _as_bits(x), _as_bits(out)
     _check(fmt, dy, x, out)
     if x.size:
-        _launch_bits("gelu_backward", fmt, tuple(map(_uint16, (dy, x, out))), stream)
+        _launch_bits(_BACKWARD, fmt, tuple(map(_uint16, (dy, x, out))), stream)
     return out
 
 

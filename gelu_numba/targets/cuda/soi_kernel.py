@@ -7,6 +7,7 @@ from numba import cuda
 import numpy as np
 from numba.cuda.random import xoroshiro128p_dtype, xoroshiro128p_uniform_float64
 
+from gelu_numba import catalog
 from gelu_numba.kernels.splitmix import GAMMA, keep_or_zero, mix64
 from gelu_numba.targets.cuda import launch
 from gelu_numba.targets.cuda.codegen import CAST, generate, loop_fields
@@ -22,7 +23,7 @@ def kernel({args}, out, states, streams):
         for i in range(s, out.size, streams):
 {unravel}
             v = {loads}
-            out[{out_index}] = keep_or_zero(v, uniform(states, s), ndtr(v))
+            out[{out_index}] = keep_or_zero(v, uniform(states, s), cdf(v))
 """
 
 _kernels = {}
@@ -56,7 +57,7 @@ def launch_soi(x, s, out, stream):
         kernel = _kernels.get((loop, layout))
         if kernel is None:
             kernel = generate(_SOI, {
-                "cast": CAST[loop], "ndtr": device("ndtr"),
+                "cast": CAST[loop], "cdf": device(catalog.CDF),
                 "keep_or_zero": keep_or_zero,
                 "uniform": xoroshiro128p_uniform_float64},
                 **loop_fields(layout, 1, 12))

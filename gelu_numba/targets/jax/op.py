@@ -200,7 +200,7 @@ def _where_finite(x, value):
 
 def _phi_prime(x):
     """phi'(x) = -x phi(x)."""
-    return _where_finite(x, -x * call("norm_pdf", x))
+    return _where_finite(x, -x * call(catalog.PDF, x))
 
 
 def _gelu_higher(order, x):
@@ -209,7 +209,7 @@ def _gelu_higher(order, x):
     at every finite x, the limit's signed zero where phi underflows and at
     +-inf), in x's dtype or float32 if narrower."""
     w = x.astype(jnp.promote_types(x.dtype, jnp.float32))
-    return formulas.gelu_derivative(w, order, _JNP, phi=call("norm_pdf", w)).astype(x.dtype)
+    return formulas.gelu_derivative(w, order, _JNP, phi=call(catalog.PDF, w)).astype(x.dtype)
 
 
 @functools.cache
@@ -269,9 +269,9 @@ def _general_rule(primals, tangents):
     degenerate = sigma == 0
     safe = jnp.where(degenerate, jnp.ones_like(sigma), sigma)
     z = (x - mu) / safe
-    w = x * call("norm_pdf", z) / safe
+    w = x * call(catalog.PDF, z) / safe
     step = jnp.where(x > mu, 1.0, jnp.where(x < mu, 0.0, 0.5)).astype(x.dtype)
-    partials = (jnp.where(degenerate, step, call("ndtr", z) + w),
+    partials = (jnp.where(degenerate, step, call(catalog.CDF, z) + w),
                 jnp.where(degenerate, 0, -w), jnp.where(degenerate, 0, -w * z))
     out = jnp.zeros_like(x)
     for t, d in zip(tangents, partials):
@@ -321,11 +321,15 @@ def _formula_second(key):
     return second
 
 
+# GELU and the derivatives of it that have records (GELU', GELU''): the
+# derivative of the last, and every one after it, is phi P_n
+_GELU_CHAIN = catalog.derivatives(catalog.GELU)
+_LAST_RECORDED = _GELU_CHAIN[-1].name
 # the derivatives the catalog has no record of, as formulas: GELU's third
-# and on (phi P_n), phi' = -x phi, and the generalised GELU's partials
+# and on, phi' = -x phi, and the generalised GELU's partials
 _JVP = {
-    "gelu_grad2": _scaled(lambda x: _gelu_derivative(3)(x)),
-    "norm_pdf": _scaled(_phi_prime),
+    _LAST_RECORDED: _scaled(lambda x: _gelu_derivative(len(_GELU_CHAIN))(x)),
+    catalog.PDF: _scaled(_phi_prime),
     "gelu_general": _general_rule,
 }
 
@@ -402,7 +406,7 @@ def _jet(primals_in, series_in, *, function):
     from jax.experimental import jet
 
     primal = _PRIMITIVE.bind(*primals_in, function=function)
-    if function == "norm_pdf":
+    if function == catalog.PDF:
         (x,), (series,) = primals_in, series_in
         _, g = jet.jet2(lambda v: -0.5 * v * v, (x,), (series,))
         v = [primal]
@@ -421,10 +425,10 @@ def _jet(primals_in, series_in, *, function):
     (x,), (series,) = primals_in, series_in
 
     def derivative(v):
-        if function == "gelu_grad2":
+        if function == _LAST_RECORDED:
             # (jet expands the formula itself: in JAX 0.10.2 it leaks a
             # tracer through a custom_jvp function)
-            return _gelu_higher(3, v)
+            return _gelu_higher(len(_GELU_CHAIN), v)
         return _tangent_rule(function)((v,), (jnp.ones_like(v),))
 
     c0, cs = jet.jet2(derivative, (x,), (series,))

@@ -22,7 +22,8 @@ import torch
 from gelu_numba.internals import torch_dispatch
 from gelu_numba.targets.torch.checks import check_pair, strided_nested
 from gelu_numba.targets.torch.nested import by_component
-from gelu_numba.targets.torch.ops import by_formula, derivative_op, formula_derivative, gelu_op
+from gelu_numba.targets.torch.ops import (DERIVATIVE, GELU, by_formula, derivative_op,
+                                         formula_derivative, gelu_op)
 
 
 # The backward and jvp formulas, written once for three callers: the ops'
@@ -216,5 +217,5 @@ def register_kernels(lib, apply_gelu, apply_derivative):
     with warnings.catch_warnings():
         # custom_op registered a backward-only kernel at definition: replaced
         warnings.filterwarnings("ignore", "(?s).*Overriding a previously registered kernel")
-        torch_dispatch.replace_kernel(lib, "gelu", _gelu_autograd, "Autograd")
-        torch_dispatch.replace_kernel(lib, "derivative", _derivative_autograd, "Autograd")
+        torch_dispatch.replace_kernel(lib, GELU, _gelu_autograd, "Autograd")
+        torch_dispatch.replace_kernel(lib, DERIVATIVE, _derivative_autograd, "Autograd")

@@ -12,6 +12,7 @@ nothing here.
 import torch
 
 from gelu_numba.targets.torch.checks import check_pair
+from gelu_numba.targets.torch.ops import DERIVATIVE, GELU
 from gelu_numba.targets.torch.ops import derivative_body, gelu_body
 
 
@@ -39,5 +40,5 @@ def register_kernels(lib):
     """The operators' kernels for strided nested tensors, in ``lib`` (a
     ``torch.library.Library`` of the operators' namespace)."""
     for key in ("NestedTensorCPU", "NestedTensorCUDA"):
-        lib.impl("gelu", _nested_gelu, key)
-        lib.impl("derivative", _nested_derivative, key)
+        lib.impl(GELU, _nested_gelu, key)
+        lib.impl(DERIVATIVE, _nested_derivative, key)

@@ -32,6 +32,9 @@ from gelu_numba.targets.torch.tensors import apply_kernel
 
 #: the operators' namespace
 LIB = "gelu_numba"
+#: the operators' names in it: GELU in any ``approximate`` form (named as the
+#: catalog's exact GELU), and its derivatives of any order
+GELU, DERIVATIVE = catalog.GELU, "derivative"
 
 @functools.cache
 def _names(approximate):
@@ -81,13 +84,13 @@ def formula_derivative(dy, x, approximate, order):
 _POINTWISE = (torch.Tag.pointwise,)
 
 
-@torch.library.custom_op(f"{LIB}::gelu", mutates_args=(), tags=_POINTWISE)
+@torch.library.custom_op(f"{LIB}::{GELU}", mutates_args=(), tags=_POINTWISE)
 def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
     check_tensor("gelu_numba::gelu", x)
     return gelu_body(x, check_approximate(approximate))
 
 
-@torch.library.custom_op(f"{LIB}::derivative", mutates_args=(), tags=_POINTWISE)
+@torch.library.custom_op(f"{LIB}::{DERIVATIVE}", mutates_args=(), tags=_POINTWISE)
 def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
                   order: int) -> torch.Tensor:
     check_tensor("gelu_numba::derivative", x)

@@ -173,7 +173,7 @@ def _run_cuda_half(name, args, out):
     bits = [a.detach().view(torch.int16).reshape(-1) for a in operands]
     target = out.detach().view(torch.int16).reshape(-1)
     with cuda.gpus[index]:
-        if name == "gelu":
+        if name == catalog.GELU:
             cuda_half.gelu_bits(*bits, target, fmt, stream=_stream(out.device))
         else:
             cuda_half.gelu_backward_bits(*bits, target, fmt, stream=_stream(out.device))
