@@ -283,3 +283,21 @@ def test_njit_callers_take_every_layout_and_broadcast_as_the_ufunc_does():
     rows.setflags(write=False)      # (the signature of the broadcast call)
     with pytest.raises(ValueError, match="could not be broadcast"):
         backward(x[:3].reshape(3, 1), rows)
+
+
+def test_njit_callers_differ_from_the_ufunc_only_where_numba_must():
+    # Numba has no float16 arrays, so an 8-bit integer array, which NumPy's
+    # call sends to the float16 loop, goes to the float32 loop (the ufunc's
+    # own: its bits on the converted array); and Numba makes a new array in
+    # C order, where NumPy's call keeps the operand's Fortran order
+    @njit
+    def forward(x):
+        return gelu_numba.gelu(x)
+
+    small = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
+    assert gelu_numba.gelu(small).dtype == np.float16
+    assert _same_bits(forward(small), gelu_numba.gelu(small.astype(np.float32)))
+    fortran = np.asfortranarray(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4))
+    assert gelu_numba.gelu(fortran).flags.f_contiguous
+    got = forward(fortran)
+    assert got.flags.c_contiguous and _same_bits(got, gelu_numba.gelu(fortran))
