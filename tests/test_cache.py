@@ -202,7 +202,7 @@ print(json.dumps({"hits": sum(user.user.stats.cache_hits.values())}))
 def test_a_users_cached_njit_function_calls_the_element_loops_in_a_later_process(tmp_path):
     # @njit callers call the ufuncs' element loops by a symbol, which a
     # later process must publish before it links the user's code loaded from
-    # the cache (else the process would abort on an unresolved symbol): a
+    # the cache (unpublished, the process crashes in the call): a
     # user's cache=True function, compiled in one process, loaded from the
     # cache in the next, computes GELU within the stated bound of mpmath
     # both times, and its backward as the product of dy and GELU'

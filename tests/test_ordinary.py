@@ -19,6 +19,8 @@ import numpy as np
 import pytest
 from numba import njit
 
+from bits import same_bits
+
 import gelu_numba
 import gelu_numba.parallel
 from gelu_numba import catalog
@@ -243,18 +245,11 @@ def test_njit_callers_get_the_ufuncs_bits_through_its_loop(dtype):
         assert np.array_equal(g.view(np.uint8), w.view(np.uint8))
 
 
-def _same_bits(got, want):
-    return (got.dtype == want.dtype and got.shape == want.shape
-            and np.array_equal(np.ascontiguousarray(got).view(np.uint8),
-                               np.ascontiguousarray(want).view(np.uint8)))
-
-
 def test_njit_callers_take_every_layout_and_broadcast_as_the_ufunc_does():
     # views, Fortran order, negative steps, read-only operands, broadcasting
-    # (NumPy's rule, its error included), scalars, other dtypes, 0-d and
-    # empty operands: the
-    # same dtype, shape and bits as the ufunc called from Python, and the
-    # inputs left as they were
+    # (NumPy's rule, its error included), scalars, other dtypes and empty
+    # operands: the same dtype, shape and bits as the ufunc called from
+    # Python, and the inputs left as they were
     @njit
     def backward(dy, x):
         return gelu_numba.gelu_backward(dy, x)
@@ -276,9 +271,9 @@ def test_njit_callers_take_every_layout_and_broadcast_as_the_ufunc_does():
     ]
     for f, args in calls:
         kept = [np.copy(a) for a in args]
-        assert _same_bits(f(*args), gelu_numba.gelu_backward(*args) if f is backward
+        assert same_bits(f(*args), gelu_numba.gelu_backward(*args) if f is backward
                           else gelu_numba.gelu(*args))
-        assert all(_same_bits(np.asarray(a), k) for a, k in zip(args, kept))
+        assert all(same_bits(np.asarray(a), k) for a, k in zip(args, kept))
     rows = grid[:2, ::-3]
     rows.setflags(write=False)      # (the signature of the broadcast call)
     with pytest.raises(ValueError, match="could not be broadcast"):
@@ -296,8 +291,8 @@ def test_njit_callers_differ_from_the_ufunc_only_where_numba_must():
 
     small = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
     assert gelu_numba.gelu(small).dtype == np.float16
-    assert _same_bits(forward(small), gelu_numba.gelu(small.astype(np.float32)))
+    assert same_bits(forward(small), gelu_numba.gelu(small.astype(np.float32)))
     fortran = np.asfortranarray(np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4))
     assert gelu_numba.gelu(fortran).flags.f_contiguous
     got = forward(fortran)
-    assert got.flags.c_contiguous and _same_bits(got, gelu_numba.gelu(fortran))
+    assert got.flags.c_contiguous and same_bits(got, gelu_numba.gelu(fortran))

@@ -86,14 +86,14 @@ _POINTWISE = (torch.Tag.pointwise,)
 
 @torch.library.custom_op(f"{LIB}::{GELU}", mutates_args=(), tags=_POINTWISE)
 def gelu_op(x: torch.Tensor, approximate: str) -> torch.Tensor:
-    check_tensor("gelu_numba::gelu", x)
+    check_tensor(f"{LIB}::{GELU}", x)
     return gelu_body(x, check_approximate(approximate))
 
 
 @torch.library.custom_op(f"{LIB}::{DERIVATIVE}", mutates_args=(), tags=_POINTWISE)
 def derivative_op(dy: torch.Tensor, x: torch.Tensor, approximate: str,
                   order: int) -> torch.Tensor:
-    check_tensor("gelu_numba::derivative", x)
+    check_tensor(f"{LIB}::{DERIVATIVE}", x)
     return derivative_body(dy, x, check_approximate(approximate), order)
 
 
