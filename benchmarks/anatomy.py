@@ -3,19 +3,23 @@ instruction mix of their vectorised loops.
 
 Usage::
 
-    python -m benchmarks.anatomy [--n 100000] [--rounds 31] [--isa avx2] [--out FILE]
+    python -m benchmarks.anatomy [--n 100000] [--rounds 31] [--calls 10] [--isa avx2] [--out FILE]
 
 Each variant is a piece of a kernel (or the kernel with one piece removed:
 its values are wrong, it exists to be timed) compiled into the same
 unit-stride element loop as the ufuncs (:func:`gelu_numba.targets.cpu.
 serial_loop`), run on one pinned core in cache (n standard normal inputs,
-output preallocated), interleaved rounds, median ns per element.  For each,
-the packed instructions of its vector loop body are counted from the
-assembly (the loop's largest basic block of ``zmm``/``ymm`` code).
+output preallocated), interleaved rounds of back-to-back calls, median ns
+per element.  For each, the packed instructions of its vector loop body
+are counted from the assembly (the innermost loop with the most
+``zmm``/``ymm`` code).
 Two peers run in the same rounds, on the same array, for scale: the naive
 Numba formula that ``benchmarks.targets`` compares float64 against, and
-PyTorch's ``F.gelu`` (one thread), its float32 peer; they have no
-instruction columns.  Prints a markdown table.
+PyTorch's ``F.gelu`` (one thread, into a preallocated tensor), its float32
+peer; they have no instruction columns.  The "FMA bound" column divides a
+loop's FMAs and products by the core's measured rate of them (a probe
+row): the time those alone need, against which the loop's own time shows
+how far the core is from its arithmetic limit.  Prints a markdown table.
 """
 
 import argparse
@@ -38,7 +42,7 @@ from benchmarks.targets import race
 
 from gelu_numba import catalog
 from gelu_numba.kernels import lean32, normal, normal32_cpu_f64, gpu32, rounded32
-from gelu_numba.kernels.primitives import clamp_abs, horner, inline, nan_to_zero
+from gelu_numba.kernels.primitives import clamp_abs, fma, horner, inline, nan_to_zero
 from gelu_numba.tables.normal_cdf import A_MAX
 from gelu_numba.tables.normal_cdf32_cpu_f64 import A32, R32_P, R32_Q
 from gelu_numba.targets import cpu
@@ -135,6 +139,24 @@ def f64_tail_one_piece(x):
     return h + l
 
 
+# The core's rate of packed FMAs: four independent chains of 16 FMAs an
+# element (elements independent too), so that the FMA pipes, not a chain's
+# latency, bound the loop.  Its FMAs per ns turn each loop's count of FMAs
+# and products (which only the FMA pipes execute) into the fewest ns an
+# element those alone take: the "FMA bound" column.
+_PROBE_CHAINS = tuple((0.5 / (j + 1),) * 17 for j in range(4))
+
+
+def fma_probe(x):
+    v = np.float64(x)
+    c0, c1, c2, c3 = _PROBE_CHAINS
+    return fma(fma(horner(v, c0), v, horner(v, c1)), v, fma(horner(v, c2), v, horner(v, c3)))
+
+
+PROBE = ("four independent chains of 16 FMAs an element, one vector an iteration, nothing else "
+         "(the core's FMA rate)")
+
+
 # the kernel (float32: the plain one) in a loop without the wide-vector
 # attribute: the vector width LLVM's tuning picks for the host (256 bits on
 # Intel server cores)
@@ -147,14 +169,20 @@ ONE_EXP = ("gelu as Phi(-a) = exp(S(a)), S one degree-14 polynomial: no division
          "product (timing only: valid for abs(x) < 4)")
 # peers in the same rounds (not loops of ours: no instruction columns)
 NAIVE = "naive Numba ufunc 0.5 x (1 + erf(x/sqrt 2)) (libm; benchmarks.targets' baseline)"
-TORCH = "PyTorch F.gelu, one thread (benchmarks.targets' peer)"
+TORCH = ("PyTorch F.gelu into a preallocated tensor (aten.gelu.out), one thread "
+         "(benchmarks.targets' peer)")
 #: the variants compiled without cpu.interleaved
-NOT_INTERLEAVED = (ONE, ONE_ORDINARY)
+NOT_INTERLEAVED = (ONE, ONE_ORDINARY, PROBE)
 
 #: the float32 ufunc's loop: the correctly rounded kernel's blocks (fast
 #: path, rounding test, the rare accurate path; a variant that is a catalog
 #: record's ``rounded`` triple compiles that loop)
 ROUNDED = "gelu, correctly rounded (the ufunc's loop: fast path, test, accurate path)"
+# the same two, timed by one call a round, after the other rows' calls:
+# what a call costs amid other work
+AFTER = " (one call a round, after the other rows' calls)"
+ROUNDED_AFTER = ROUNDED + AFTER
+TORCH_AFTER = TORCH + AFTER
 
 VARIANTS = {
     "float32": {
@@ -174,7 +202,10 @@ VARIANTS = {
         # the lean design of the GPU's float32 kernels (11 table reads an element: gathers)
         "gelu in float32 arithmetic, one table row (kernels.lean32, what GPUs with slow FP64 launch)":
             lean32.gelu,
+        PROBE: fma_probe,
         TORCH: None,
+        ROUNDED_AFTER: catalog.lookup("gelu"),
+        TORCH_AFTER: None,
     },
     "float64": {
         "gelu (the ufunc's general kernel: blocks with an element out of range)": normal.gelu,
@@ -190,6 +221,7 @@ VARIANTS = {
         NARROW: normal.gelu,
         "gelu, ordinary form's method in plain float64 (no double-double step; timing only: "
         "errors of several ulps)": f64_gelu_plain,
+        PROBE: fma_probe,
         NAIVE: None,
         TORCH: None,
     },
@@ -291,9 +323,14 @@ def _per_iteration(loop, sig, label):
 
 
 def _peer(label, x, out):
-    """A call of peer ``label`` on ``x`` (None where it is not installed):
-    the naive Numba ufunc into ``out``; PyTorch's ``F.gelu`` on one thread,
-    returning a new tensor (PyTorch's allocator reuses the block)."""
+    """A call of peer ``label`` on ``x`` into a preallocated output, as our
+    loops are timed (None where it is not installed): the naive Numba
+    ufunc into ``out``; PyTorch's GELU on one thread into a tensor of its
+    own: a new tensor a call would time the allocator too, whose page
+    faults, where the C library maps each large block afresh, can cost
+    more than the arithmetic."""
+    if label not in (NAIVE, TORCH, TORCH_AFTER):
+        raise ValueError(f"no peer {label!r}")
     if label == NAIVE:
         from benchmarks.peers import naive_gelu
         naive_gelu(x, out=out)
@@ -304,7 +341,8 @@ def _peer(label, x, out):
         return None
     torch.set_num_threads(1)
     tx = torch.from_numpy(x)
-    return lambda: torch.nn.functional.gelu(tx)
+    into = torch.empty_like(tx)
+    return lambda: torch.ops.aten.gelu.out(tx, out=into)
 
 
 def main(argv=None):
@@ -312,6 +350,9 @@ def main(argv=None):
                                 description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=31)
+    p.add_argument("--calls", type=int, default=10,
+                   help="back-to-back calls of each loop a round: PyTorch's first call after "
+                        "other work is far slower than its next ones, and ours a little")
     p.add_argument("--isa", choices=isa.CHOICES, default="native",
                    help="the ISA Numba compiles for (benchmarks.isa)")
     p.add_argument("--out", help="write the table here (Markdown), its first line naming "
@@ -335,13 +376,15 @@ def _report(args):
     """Print the table (its header line, then a row a variant)."""
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"ISA: {isa.describe()}.  "
-          f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds, "
-          "median ns per element; instructions of the vector loop body, which holds "
+          f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds of "
+          f"{args.calls} back-to-back calls each (one where a row says so), median ns per element; instructions of the vector loop body, which holds "
           f"{cpu.INTERLEAVE} independent vectors of elements (cpu.interleaved) except where "
-          "a row says otherwise.\n")
-    print("| dtype | variant | ns/element | vector bits | elements per iteration "
+          "a row says otherwise.  FMA bound: the loop's FMAs and products per element "
+          f"over the FMAs per ns of the row \"{PROBE}\" (the fewest ns an element "
+          "those alone take on this core; only the FMA pipes execute them).\n")
+    print("| dtype | variant | ns/element | FMA bound | vector bits | elements per iteration "
           "| loop instructions | per element | FMA | div | gathers |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for dtype, variants in VARIANTS.items():
         x = np.random.default_rng(0).standard_normal(args.n).astype(dtype)
         out = np.empty_like(x)
@@ -360,21 +403,37 @@ def _report(args):
             sig = cpu.element_signature((ty, ty))
             mixes[label] = vector_loop_mix(loop, sig) + (
                 vector_bits(loop, sig), _per_iteration(loop, sig, label))
-        t = race(loops, args.rounds, rotate=True)
+        calls = {label: 1 if label.endswith(AFTER) else args.calls for label in loops}
+        t = race(loops, args.rounds, calls=calls, rotate=True)
+        ns = {label: statistics.median(v) / args.n * 1e9 for label, v in t.items()}
+        counts = {label: _counts(ops) for label, (_, ops, _, _) in mixes.items()}
+        # the probe's FMAs per ns, at its vector width
+        _, _, probe_bits, probe_elements = mixes[PROBE]
+        rate = counts[PROBE]["fma"] / probe_elements / ns[PROBE]
         for label in variants:
             if label not in t:
                 continue
-            ns = statistics.median(t[label]) / args.n * 1e9
             if label not in mixes:
-                print(f"| {dtype} | {label} | {ns:.2f} | - | - | - | - | - | - | - |")
+                print(f"| {dtype} | {label} | {ns[label]:.2f} | - | - | - | - | - | - | - | - |")
                 continue
-            count, ops, bits, per_iteration = mixes[label]
-            fma = sum(v for k, v in ops.items() if k.startswith("vfmadd") or k.startswith("vfnmadd")
-                      or k.startswith("vfmsub") or k.startswith("vfnmsub"))
-            div = sum(v for k, v in ops.items() if k.startswith("vdiv"))
-            gathers = sum(v for k, v in ops.items() if "gather" in k)
-            print(f"| {dtype} | {label} | {ns:.2f} | {bits} | {per_iteration} | {count} "
-                  f"| {count / per_iteration:.1f} | {fma} | {div} | {gathers} |")
+            count, _, bits, per_iteration = mixes[label]
+            c = counts[label]
+            bound = (f"{(c['fma'] + c['mul']) / per_iteration / rate:.2f}"
+                     if bits == probe_bits else "-")
+            print(f"| {dtype} | {label} | {ns[label]:.2f} | {bound} | {bits} | {per_iteration} "
+                  f"| {count} | {count / per_iteration:.1f} | {c['fma']} | {c['div']} "
+                  f"| {c['gathers']} |")
+
+
+def _counts(ops):
+    """FMAs, products, divisions and gathers among a loop's instructions
+    (an instruction :class:`collections.Counter`)."""
+    def n(test):
+        return sum(v for k, v in ops.items() if test(k))
+    return {"fma": n(lambda k: re.match(r"vf(n)?m(add|sub)", k) is not None),
+            "mul": n(lambda k: re.match(r"vmulp[sd]$", k) is not None),
+            "div": n(lambda k: k.startswith("vdiv")),
+            "gathers": n(lambda k: "gather" in k)}
 
 
 if __name__ == "__main__":
