@@ -7,7 +7,8 @@ Usage::
     python -m benchmarks.targets --jax [--rounds 9] [--out FILE]
 
 Each row is a ratio of two implementations timed in interleaved rounds on
-the same arrays (standard normal, output allocated by each call), so that
+the same arrays (standard normal, output allocated by each call unless the
+row says ``out=``), so that
 the machine's drift hits both alike: the median of the rounds (minimum of
 the per-round ratios in brackets).  Back-to-back calls cycle through
 several input sets of the same size (:func:`input_sets`: up to 512, together
@@ -151,10 +152,46 @@ def one_thread_rows(rounds, sizes):
     if r:
         rows.append(("float32 np.copy (no arithmetic: the ceiling) vs PyTorch gelu", "2^24",
                      _cell(r), "(the ceiling of the row above)"))
-    r = vs("gelu", "float32", 10**5, "torch")
-    if r:
-        rows.append(("float32 gelu vs PyTorch (in cache)", "10^5", _cell(r), ">= 0.7x"))
+    # a kernel against a kernel: each side writes into an output of its own,
+    # allocated once (a new output a call would time the allocator too)
+    for name, n, target in (("gelu", 10**5, ">= 1.0x"), ("gelu", 10**6, ">= 1.0x"),
+                            ("gelu_backward", 10**5, ">= 1.2x")):
+        r = _into_outputs(name, n, rounds)
+        if r:
+            rows.append((f"float32 {name} vs PyTorch, out= on both sides", _size(n), _cell(r),
+                         target))
+    # the time of gelu against a copy of the same array (the memory ceiling)
+    r = vs("gelu", "float32", 1 << 24, "np.copy (roofline)")
+    rows.append(("float32 gelu vs np.copy of the same array (<= 1.3x a copy's time)", "2^24",
+                 _cell(r), ">= 0.77x"))
     return rows
+
+
+#: PyTorch's kernels writing into a given output, by our function's name
+_TORCH_INTO = {"gelu": "aten.gelu.out", "gelu_backward": "aten.gelu_backward.grad_input"}
+
+
+def _into_outputs(name, n, rounds):
+    """Our float32 ``name`` against PyTorch's, each with an output of its
+    own allocated once (``out=``; PyTorch's ``_TORCH_INTO`` overload), on
+    the same input sets; None without PyTorch."""
+    torch, _ = _torch_modules()
+    if torch is None:  # pragma: no cover - optional peer
+        return None
+    import gelu_numba as g
+    op = torch.ops.aten
+    for part in _TORCH_INTO[name].split(".")[1:]:
+        op = getattr(op, part)
+    keyword = "out" if name == "gelu" else "grad_input"
+    sets = input_sets(name, np.dtype(np.float32), n)
+    ours, theirs = [], []
+    for arrays in sets:
+        out = np.empty(n, np.float32)
+        tensors = [torch.from_numpy(a) for a in arrays]
+        into = torch.empty(n, dtype=torch.float32)
+        ours.append(lambda a=arrays, o=out: getattr(g, name)(*a, out=o))
+        theirs.append(lambda t=tensors, o=into: op(*t, **{keyword: o}))
+    return speedup(cycling(ours), cycling(theirs), rounds, n)
 
 
 def _forward_backward(module, x, dy):
@@ -188,8 +225,8 @@ def _torch_modules():
 
 def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
     """gelu_numba.torch.GELU() against torch.nn.GELU(), forward + backward
-    through autograd (the target: cost <= 1.2x, a speed ratio >=
-    0.83x, at 10^6 float32), and against the two ufunc calls it makes (the
+    through autograd (the target: cost <= 1.1x, a speed ratio >=
+    0.91x, at 10^6 float32), and against the two ufunc calls it makes (the
     cost of the PyTorch layer itself)."""
     torch, gt = _torch_modules()
     if torch is None:  # pragma: no cover - optional peer
@@ -203,7 +240,7 @@ def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
             dy = torch.randn(n, dtype=dtype, generator=gen)
             ours = _forward_backward(gt.GELU(), x, dy)
             r = speedup(ours, _forward_backward(torch.nn.GELU(), x, dy), rounds, n)
-            target = ">= 0.83x" if (name, n) == ("float32", 10**6) else ""
+            target = ">= 0.91x (cost <= 1.1x)" if (name, n) == ("float32", 10**6) else ""
             rows.append((f"{name} GELU() forward+backward vs nn.GELU()", _size(n),
                          _cell(r), target))
             r = speedup(ours, _ufunc_pair(x, dy), rounds, n)
@@ -212,10 +249,10 @@ def module_rows(rounds, sizes=(10**2, 10**4, 10**6)):
     return rows
 
 
-def half_rows(rounds, sizes=(10**5, 10**6)):
+def half_rows(rounds, sizes=(10**5, 1 << 24)):
     """bfloat16 and float16 tensors through gelu_numba.torch (one pass, bits
     in and out, correctly rounded) against F.gelu and aten.gelu_backward
-    (the target: bfloat16 forward >= 0.7x at 10^6)."""
+    (the target: forward >= 1.0x)."""
     torch, gt = _torch_modules()
     if torch is None:  # pragma: no cover - optional peer
         return []
@@ -227,8 +264,7 @@ def half_rows(rounds, sizes=(10**5, 10**6)):
             x = torch.randn(n, generator=gen).to(dtype)
             dy = torch.randn(n, generator=gen).to(dtype)
             r = speedup(lambda: gt.gelu(x), lambda: torch.nn.functional.gelu(x), rounds, n)
-            target = ">= 0.7x" if (name, n) == ("bfloat16", 10**6) else ""
-            rows.append((f"{name} tensor gelu vs F.gelu", _size(n), _cell(r), target))
+            rows.append((f"{name} tensor gelu vs F.gelu", _size(n), _cell(r), ">= 1.0x"))
             r = speedup(lambda: gt.gelu_backward(dy, x),
                         lambda: torch.ops.aten.gelu_backward(dy, x), rounds, n)
             rows.append((f"{name} tensor gelu_backward vs aten.gelu_backward", _size(n),
@@ -265,7 +301,7 @@ def jax_rows(rounds):
         return cycling([(lambda a=a: f(a).block_until_ready()) for a in sets])
 
     rows = []
-    for n, target in ((1 << 24, ">= 1.5x"), (10**5, ">= 0.9x"), (10**3, ">= 1.0x (per call)")):
+    for n, target in ((1 << 24, ">= 1.5x"), (10**5, ">= 1.0x"), (10**3, ">= 1.0x (per call)")):
         sets = [jax.device_put(a) for (a,) in input_sets("gelu", np.dtype(np.float32), n)]
         r = speedup(ready(jax.jit(gj.gelu), sets), ready(jax.jit(exact), sets), rounds, n)
         rows.append(("float32 gelu_numba.jax.gelu vs jax.nn.gelu(approximate=False), jit",
@@ -287,7 +323,7 @@ def jax_rows(rounds):
         return jax.jit(jax.grad(lambda v: f(v).sum()))
     r = speedup(ready(grad(gj.gelu), sets), ready(grad(exact), sets), rounds, n)
     rows.append(("float32 forward+backward (grad of the sum) vs jax.nn.gelu(approximate=False)",
-                 _size(n), _cell(r), ">= the vjp row's"))
+                 _size(n), _cell(r), ">= 1.0x"))
 
     # the backward a layer sees: a cotangent array from the layer above, not
     # the broadcast of a sum's 1 (which XLA fuses into its own GELU's loop)
