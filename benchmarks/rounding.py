@@ -15,7 +15,8 @@ rounds, median ns per element):
   (:mod:`gelu_numba.kernels.normal32_cpu_f64`, 2**-31.9: not correctly
   rounded), rounded on store: what the ufunc ran before the rounding test;
 * the correctly rounded kernels' fast path (the same kernel on tables two
-  degrees higher, 2**-42), rounded on store;
+  degrees higher, below :data:`~gelu_numba.kernels.rounded32.E`), rounded on
+  store;
 * plus the rounding test on its float64 bits
   (:func:`~gelu_numba.kernels.rounded32.unsure`), counted: what the ufunc's
   blocks run;
@@ -32,6 +33,7 @@ it, its first line naming this command).
 """
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -76,7 +78,7 @@ def loops(name):
         return count
 
     return {"float32 kernel, own tables (2**-31.9), rounded on store": stored(plain),
-            "fast path (2**-42), rounded on store": stored(fast),
+            f"fast path (2**{math.log2(rounded32.E):g}), rounded on store": stored(fast),
             "fast path + rounding test, counted": counted,
             "float64 kernel (double-double), float64 in and out": stored(accurate)}
 

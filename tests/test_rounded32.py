@@ -66,6 +66,40 @@ def test_the_rounding_test_flags_every_value_near_a_midpoint(binade):
         assert rounded32.unsure(y)
 
 
+def _fast_path_inputs(seed):
+    """float32 inputs over the range the fast path covers: uniform on
+    [-20, 20], small magnitudes down to 2**-100, and next to the zeros of
+    GELU' and GELU'' (the relative error holds there: each zero is an exact
+    factor)."""
+    rng = np.random.default_rng(seed)
+    spread = rng.uniform(-20.0, 20.0, 160)
+    small = rng.choice([-1.0, 1.0], 40) * 2.0 ** rng.uniform(-100, -1, 40)
+    zeros = np.array([-0.7517915835, -math.sqrt(2.0), math.sqrt(2.0)])
+    near = (zeros[:, None] * (1 + rng.uniform(-1e-5, 1e-5, (3, 8)))).ravel()
+    return np.concatenate([spread, small, near]).astype(np.float32)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("name", ONE_ARGUMENT + ("gelu_backward",))
+def test_the_fast_path_is_within_its_bound(name):
+    # the bound E the rounding test assumes (the module docstring's sum of
+    # the tables' errors and of the float64 evaluation), against mpmath;
+    # the fused backward adds its product by dy (2**-53)
+    fast = getattr(rounded32, f"{name}_fast")
+    x = _fast_path_inputs(len(name))
+    dy = np.random.default_rng(7).standard_normal(x.size).astype(np.float32)
+    bound = rounded32.E + (2.0**-53 if name == "gelu_backward" else 0.0)
+    worst = 0.0
+    for xi, di in zip(x, dy):
+        if name == "gelu_backward":
+            y, exact = fast(di, xi), ref.gelu_backward(float(di), float(xi))
+        else:
+            y, exact = fast(xi), getattr(ref, name)(float(xi))
+        with mpmath.workprec(ref.BASE_PREC):
+            worst = max(worst, float(abs(mpmath.mpf(float(y)) / exact - 1)))
+    assert worst < bound, (name, math.log2(worst))
+
+
 @pytest.mark.unit
 def test_midpoints_are_recognised():
     assert rounded32.is_midpoint32(1 + 2.0**-24)

@@ -139,22 +139,35 @@ def test_ln2_split_is_exact_enough():
         assert float(m * 2**41) == round(m * 2**41)
 
 
-def test_float32_tables_regenerate_identically():
+def _float32_tables(which):
+    """``(spec, module)`` of the plain or the correctly rounded kernels'
+    float32 tables."""
+    from fitting import make_tables32_cpu_f64 as make
+    from gelu_numba.tables import normal_cdf32_cpu_f64, normal_cdf32_rounded
+    return {"plain": (make.PLAIN, normal_cdf32_cpu_f64),
+            "rounded": (make.ROUNDED, normal_cdf32_rounded)}[which]
+
+
+@pytest.mark.parametrize("which", ["plain", "rounded"])
+def test_float32_tables_regenerate_identically(which):
     from fitting import make_tables32_cpu_f64
-    from gelu_numba.tables import normal_cdf32_cpu_f64
+    spec, module = _float32_tables(which)
     fresh = {}
-    exec(make_tables32_cpu_f64.generate(progress=False), fresh)  # noqa: S102 (our own text)
-    names = [k for k in vars(normal_cdf32_cpu_f64) if k.isupper()]
+    exec(make_tables32_cpu_f64.generate(progress=False, spec=spec), fresh)  # noqa: S102 (our own text)
+    names = [k for k in vars(module) if k.isupper()]
     assert {"R32_P", "R32_Q", "H32_P", "H32_Q", "EXP32", "A32"} <= set(names)
     for k in names:
-        assert np.array_equal(np.asarray(fresh[k]), np.asarray(getattr(normal_cdf32_cpu_f64, k))), k
+        assert np.array_equal(np.asarray(fresh[k]), np.asarray(getattr(module, k))), k
 
 
-def test_float32_rationals_within_their_certified_error():
-    # independent spot check of the header's bounds (2**-32.4, 2**-33.6)
-    # at points the certification grid does not use
+# the headers' certified errors (R, H), a tenth of a bit looser
+@pytest.mark.parametrize("which, r_bound, h_bound", [("plain", -32.3, -33.5),
+                                                     ("rounded", -44.4, -45.9)])
+def test_float32_rationals_within_their_certified_error(which, r_bound, h_bound):
+    # independent spot check of the header's bounds at points the
+    # certification grid does not use
     from fitting.rational import horner
-    from gelu_numba.tables import normal_cdf32_cpu_f64 as t
+    _, t = _float32_tables(which)
     mp.mp.prec = 200
     phi0 = 1 / mp.sqrt(2 * mp.pi)
 
@@ -170,9 +183,9 @@ def test_float32_rationals_within_their_certified_error():
     for a in rng.uniform(0, t.A32, 150):
         a = mp.mpf(float(a))
         r = R(a)
-        assert abs(rat(t.R32_P, t.R32_Q, a) / r - 1) < mp.mpf(2) ** -32.3
+        assert abs(rat(t.R32_P, t.R32_Q, a) / r - 1) < mp.mpf(2) ** r_bound
         h = (r - phi0 * a) / (a - z0)
-        assert abs(rat(t.H32_P, t.H32_Q, a) / h - 1) < mp.mpf(2) ** -33.5
+        assert abs(rat(t.H32_P, t.H32_Q, a) / h - 1) < mp.mpf(2) ** h_bound
 
 
 def test_half_fit_tables_regenerate_identically():
