@@ -328,9 +328,8 @@ def _peer(label, x, out):
     """A call of peer ``label`` on ``x`` into a preallocated output, as our
     loops are timed (None where it is not installed): the naive Numba
     ufunc into ``out``; PyTorch's GELU on one thread into a tensor of its
-    own: a new tensor a call would time the allocator too, whose page
-    faults, where the C library maps each large block afresh, can cost
-    more than the arithmetic."""
+    own, allocated once (a new tensor a call would add the allocator's work
+    to the kernel's)."""
     if label not in (NAIVE, TORCH, TORCH_AFTER):
         raise ValueError(f"no peer {label!r}")
     if label == NAIVE:
