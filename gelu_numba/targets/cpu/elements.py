@@ -106,14 +106,16 @@ def rounded(ops):
     apart = shared == 0
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
-        doubtful = 0
+        doubtful = np.int64(0)
         if apart:
             for i in range(start, stop):
                 y = fast(*at(inputs, i))
                 out[i] = y
-                u = np.int64(unsure(y))
+                # all ones where unsure: the test's vector mask as it is,
+                # stored and OR-ed, with no conversion to a count
+                u = -np.int64(unsure(y))
                 flags[i - start] = u
-                doubtful += u
+                doubtful |= u
             if doubtful != 0:
                 for i in range(start, stop):
                     if flags[i - start] != 0:
