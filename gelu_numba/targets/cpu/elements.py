@@ -79,7 +79,7 @@ def split(ops):
 
 def rounded(ops):
     """Each ``block`` of elements through a correctly rounded kernel's fast
-    path, counting the elements whose rounding the test finds unsure (a
+    path, noting whether the test finds any element's rounding unsure (a
     vectorised loop); in a block with one, those go through the accurate
     path (element by element): the kernel's bits either way.  The fast path
     stores straight into the output, and each element's test result into a
