@@ -352,8 +352,8 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=31)
     p.add_argument("--calls", type=int, default=10,
-                   help="back-to-back calls of each loop a round: PyTorch's first call after "
-                        "other work is far slower than its next ones, and ours a little")
+                   help="back-to-back calls of each loop a round (a call after other work "
+                        "can be slower than the next, PyTorch's especially)")
     p.add_argument("--isa", choices=isa.CHOICES, default="native",
                    help="the ISA Numba compiles for (benchmarks.isa)")
     p.add_argument("--out", help="write the table here (Markdown), its first line naming "
@@ -378,7 +378,8 @@ def _report(args):
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     print(f"ISA: {isa.describe()}.  "
           f"n = {args.n} (in cache), one pinned core, {args.rounds} interleaved rounds of "
-          f"{args.calls} back-to-back calls each (one where a row says so), median ns per element; instructions of the vector loop body, which holds "
+          f"{args.calls} back-to-back calls each (one where a row says so), median ns per "
+          "element; instructions of the vector loop body, which holds "
           f"{cpu.INTERLEAVE} independent vectors of elements (cpu.interleaved) except where "
           "a row says otherwise.  FMA bound: the loop's FMAs and products per element "
           f"over the FMAs per ns of the row \"{PROBE}\" (the fewest ns an element "

@@ -153,7 +153,8 @@ def test_float32_tables_regenerate_identically(which):
     from fitting import make_tables32_cpu_f64
     spec, module = _float32_tables(which)
     fresh = {}
-    exec(make_tables32_cpu_f64.generate(progress=False, spec=spec), fresh)  # noqa: S102 (our own text)
+    text = make_tables32_cpu_f64.generate(progress=False, spec=spec)
+    exec(text, fresh)  # noqa: S102 (our own text)
     names = [k for k in vars(module) if k.isupper()]
     assert {"R32_P", "R32_Q", "H32_P", "H32_Q", "EXP32", "A32"} <= set(names)
     for k in names:
