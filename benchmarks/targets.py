@@ -167,8 +167,10 @@ def one_thread_rows(rounds, sizes):
     return rows
 
 
-#: PyTorch's kernels writing into a given output, by our function's name
-_TORCH_INTO = {"gelu": "aten.gelu.out", "gelu_backward": "aten.gelu_backward.grad_input"}
+#: PyTorch's overloads writing into a given output, and the name of that
+#: output's argument, by our function's name
+_TORCH_INTO = {"gelu": ("gelu", "out", "out"),
+               "gelu_backward": ("gelu_backward", "grad_input", "grad_input")}
 
 
 def _into_outputs(name, n, rounds):
@@ -179,10 +181,8 @@ def _into_outputs(name, n, rounds):
     if torch is None:  # pragma: no cover - optional peer
         return None
     import gelu_numba as g
-    op = torch.ops.aten
-    for part in _TORCH_INTO[name].split(".")[1:]:
-        op = getattr(op, part)
-    keyword = "out" if name == "gelu" else "grad_input"
+    packet, overload, keyword = _TORCH_INTO[name]
+    op = getattr(getattr(torch.ops.aten, packet), overload)
     sets = input_sets(name, np.dtype(np.float32), n)
     ours, theirs = [], []
     for arrays in sets:
