@@ -17,15 +17,14 @@ rounds, median ns per element):
 * the correctly rounded kernels' fast path (the same kernel on tables two
   degrees higher, below :data:`~gelu_numba.kernels.rounded32.E`), rounded on
   store;
-* plus the rounding test on its float64 bits
-  (:func:`~gelu_numba.kernels.rounded32.unsure`), counted: what the ufunc's
-  blocks run;
+* plus the rounding test (:func:`~gelu_numba.kernels.rounded32.unsure`),
+  counted: what the ufunc's blocks run;
 * the float64 kernel (double-double, :mod:`gelu_numba.kernels.normal`): the
   accurate path, here vectorised on every element;
 * the ufunc itself: fast path, test and the rare accurate path, in blocks;
-* the ufunc on the same inputs with one in a thousand replaced by -14, whose
-  result (below 2**-126) the test never finds sure: the cost of sparse
-  unsure elements, one block in five holding one.
+* the ufunc on the same inputs with one in a thousand replaced by an input
+  the test finds unsure (:func:`unsure_inputs`): the cost of sparse unsure
+  elements, one block in four holding one.
 
 ``unsure`` is the share of elements the test sends to the accurate path.
 Prints a markdown table headed by the machine and the ISA (``--out``: writes
@@ -51,7 +50,7 @@ FUNCTIONS = ("gelu", "ndtr")
 #: the ufunc's row
 UFUNC = "the ufunc (correctly rounded)"
 #: the ufunc's row on inputs with sparse unsure elements
-SPARSE = "the ufunc, one input in 1000 at -14 (unsure)"
+SPARSE = "the ufunc, one input in 1000 unsure"
 
 
 def loops(name):
@@ -83,6 +82,26 @@ def loops(name):
             "float64 kernel (double-double), float64 in and out": stored(accurate)}
 
 
+def unsure_inputs(name, count):
+    """The first ``count`` float32 inputs from 1 upwards whose fast path
+    the rounding test finds unsure (about one in 2**17)."""
+    fast = getattr(rounded32, f"{name}_fast")
+
+    @njit
+    def scan(count):
+        found = np.empty(count, np.float32)
+        k, bits = 0, np.uint32(0x3F800000)
+        while k < count:
+            x = np.uint32(bits).view(np.float32)
+            if rounded32.unsure(fast(np.float64(x))):
+                found[k] = x
+                k += 1
+            bits += np.uint32(1)
+        return found
+
+    return scan(count)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m benchmarks.rounding",
                                 description=__doc__.splitlines()[0])
@@ -97,8 +116,6 @@ def main(argv=None):
     import gelu_numba
     x32 = (np.random.default_rng(0).standard_normal(args.n) * 3).astype(np.float32)
     x64 = x32.astype(np.float64)
-    sparse = x32.copy()
-    sparse[::1000] = -14.0
     out32, out64 = np.empty_like(x32), np.empty_like(x64)
     lines = [f"{machine_line(machine_info())}; ISA: {isa.describe()}.  n = {args.n} "
              f"(standard normal times 3, in cache), one pinned core, {args.rounds} "
@@ -113,6 +130,8 @@ def main(argv=None):
                 unsure[label] = count / args.n
             timed[label] = (lambda f, a, o: (lambda: f(a, o)))(loop, x, out)
         ufunc = getattr(gelu_numba, name)
+        sparse = x32.copy()
+        sparse[::1000] = unsure_inputs(name, 1)[0]
         ufunc(x32, out=out32)
         timed[UFUNC] = (lambda f: (lambda: f(x32, out=out32)))(ufunc)
         timed[SPARSE] = (lambda f: (lambda: f(sparse, out=out32)))(ufunc)

@@ -114,10 +114,10 @@ class Function:
         the last argument, for GPU kernels that read them from device
         memory (:mod:`gelu_numba.kernels.normal32_cpu_f64`).
     rounded : tuple or None
-        ``(kernel, fast, accurate)``: its correctly rounded float32 kernel
-        on the CPU, which the float32 loops run instead of ``k32``, and that
-        kernel's fast and accurate paths
-        (:mod:`gelu_numba.kernels.rounded32`).
+        ``(kernel, fast, accurate, bracket)``: its correctly rounded
+        float32 kernel on the CPU, which the float32 loops run instead of
+        ``k32``, that kernel's fast and accurate paths, and the bracket its
+        rounding test uses (:mod:`gelu_numba.kernels.rounded32`).
     derivative : str or None
         The name of the record that is its first derivative (``gelu`` ->
         ``gelu_grad`` -> ``gelu_grad2``; ``ndtr`` -> ``norm_pdf``): what
@@ -165,12 +165,12 @@ class Function:
         return self.ordinary if char == "d" else None
 
     def rounded_kernel(self, char):
-        """``(unsure, fast, accurate)`` of loop ``char``'s correctly rounded
-        form: the rounding test, the fast path and the accurate path
-        (:mod:`gelu_numba.kernels.rounded32`), or None."""
+        """``(fast, accurate, bracket)`` of loop ``char``'s correctly
+        rounded form: the fast path, the accurate path and the rounding
+        test's bracket (:mod:`gelu_numba.kernels.rounded32`), or None."""
         if char != "f" or self.rounded is None:
             return None
-        return (rounded32.unsure, *self.rounded[1:])
+        return self.rounded[1:]
 
     @property
     def params(self):
@@ -297,7 +297,8 @@ def _exact_records():
                   gpu32.gelu, derivative="gelu_grad", backward="gelu_backward", half=True,
                   lean32=_lean32("gelu_t", "Q_TABLE"),
                   tabled=(normal32_cpu_f64.gelu_t, normal32_cpu_f64.TABLES),
-                  rounded=(rounded32.gelu, rounded32.gelu_fast, rounded32.gelu_accurate),
+                  rounded=(rounded32.gelu, rounded32.gelu_fast, rounded32.gelu_accurate,
+                           rounded32.bracket),
                   ordinary=(normal.in_range, normal.gelu_ordinary)),
         record("gelu_grad", normal.gelu_grad, normal32_cpu_f64.gelu_grad, 1, """
     First derivative of GELU: ``Phi(x) + x * phi(x)``.
@@ -309,7 +310,7 @@ def _exact_records():
                   lean32=_lean32("gelu_grad_t", "G_TABLE"),
                   tabled=(normal32_cpu_f64.gelu_grad_t, normal32_cpu_f64.TABLES),
                   rounded=(rounded32.gelu_grad, rounded32.gelu_grad_fast,
-                           rounded32.gelu_grad_accurate),
+                           rounded32.gelu_grad_accurate, rounded32.bracket),
                   ordinary=(normal.in_range, normal.gelu_grad_ordinary)),
         record("gelu_grad2", normal.gelu_grad2, normal32_cpu_f64.gelu_grad2, 1, """
     Second derivative of GELU: ``phi(x) * (2 - x**2)``.
@@ -319,7 +320,7 @@ def _exact_records():
                   gpu32.gelu_grad2,
                   tabled=(normal32_cpu_f64.gelu_grad2_t, normal32_cpu_f64.TABLES),
                   rounded=(rounded32.gelu_grad2, rounded32.gelu_grad2_fast,
-                           rounded32.gelu_grad2_accurate),
+                           rounded32.gelu_grad2_accurate, rounded32.bracket),
                   ordinary=(normal.in_range, normal.gelu_grad2_ordinary)),
         record("gelu_backward", normal.gelu_backward, normal32_cpu_f64.gelu_backward, 2, """
     Fused backward pass of GELU: ``dy * gelu_grad(x)``, rounded once.
@@ -332,7 +333,7 @@ def _exact_records():
                   lean32=_lean32("gelu_backward_t", "G_TABLE"),
                   tabled=(normal32_cpu_f64.gelu_backward_t, normal32_cpu_f64.TABLES),
                   rounded=(rounded32.gelu_backward, rounded32.gelu_backward_fast,
-                           rounded32.gelu_backward_accurate),
+                           rounded32.gelu_backward_accurate, rounded32.bracket_exact),
                   ordinary=(normal.in_range_backward, normal.gelu_backward_ordinary)),
         record(CDF, normal.ndtr, normal32_cpu_f64.ndtr, 1, """
     Standard normal CDF ``Phi(x) = erfc(-x/sqrt 2)/2`` (SciPy's name).
@@ -343,7 +344,8 @@ def _exact_records():
                   gpu32.ndtr, derivative=PDF,
                   lean32=_lean32("ndtr_t", "Q_TABLE"),
                   tabled=(normal32_cpu_f64.ndtr_t, normal32_cpu_f64.TABLES),
-                  rounded=(rounded32.ndtr, rounded32.ndtr_fast, rounded32.ndtr_accurate),
+                  rounded=(rounded32.ndtr, rounded32.ndtr_fast, rounded32.ndtr_accurate,
+                           rounded32.bracket),
                   ordinary=(normal.in_range, normal.ndtr_ordinary)),
         record(PDF, normal.norm_pdf, normal32_cpu_f64.norm_pdf, 1, """
     Standard normal density ``phi(x) = exp(-x**2/2) / sqrt(2 pi)``.
@@ -352,7 +354,7 @@ def _exact_records():
                   gpu32.norm_pdf,
                   tabled=(normal32_cpu_f64.norm_pdf_t, normal32_cpu_f64.TABLES),
                   rounded=(rounded32.norm_pdf, rounded32.norm_pdf_fast,
-                           rounded32.norm_pdf_accurate),
+                           rounded32.norm_pdf_accurate, rounded32.bracket),
                   ordinary=(normal.in_range, normal.norm_pdf_ordinary)),
     ]
 

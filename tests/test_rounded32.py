@@ -49,21 +49,34 @@ def correctly_rounded(value):
 @pytest.mark.unit
 @pytest.mark.parametrize("binade", [-126, -60, -1, 0, 1, 40, 127])
 def test_the_rounding_test_flags_every_value_near_a_midpoint(binade):
-    # midpoints of float32 numbers in this binade, and values at the bound's
-    # distance: within E|y| unsure; at 4E|y| and on float32 numbers sure
+    # midpoints of float32 numbers in this binade, and values within the
+    # fast path's proven bound of them (below E|y|) unsure; at 4E|y| and on
+    # float32 numbers sure
     rng = np.random.default_rng(binade + 200)
     m = (1 + (rng.integers(0, 1 << 23, 64) + 0.5) * 2.0**-23) * 2.0**binade
     e = rounded32.E
     for y in np.concatenate([m, -m]):
-        for near in (y, y * (1 + e), y * (1 - e), y * (1 + e / 2)):
+        for near in (y, y * (1 + 0.9 * e), y * (1 - 0.9 * e), y * (1 + e / 2)):
             assert rounded32.unsure(near), near
         for far in (y * (1 + 4 * e), y * (1 - 4 * e), float(np.float32(y))):
             assert not rounded32.unsure(far), far
-    for y in (0.0, -0.0, math.inf, -math.inf, 1.0, 3.0):
+    for y in (0.0, -0.0, math.inf, -math.inf, 1.0, 3.0, math.nan):
         assert not rounded32.unsure(y)
-    # float32 subnormal results always go on
-    for y in (2.0**-149, 3 * 2.0**-140, -(2.0**-127)):
-        assert rounded32.unsure(y)
+    # float32 subnormal results, on their own grid: its midpoints, and
+    # values within the bound of them, go on; its numbers, and a value an
+    # eighth of its step from a midpoint, are sure.  The fused backward's
+    # test sends every nonzero result below 2**-126 on.
+    step = 2.0**-149
+    for k in (1, 2, 5, 1 << 20, (1 << 23) - 1):
+        for y in (k * step, -k * step):
+            assert not rounded32.unsure(y), y
+            assert rounded32.unsure_exact(y), y
+            mid = y + math.copysign(step / 2, y)
+            for near in (mid, mid * (1 + 0.9 * e), mid * (1 - 0.9 * e)):
+                assert rounded32.unsure(near), near
+            assert not rounded32.unsure(mid + step / 8), mid
+    for y in (0.0, -0.0, 2.0**-126, -(2.0**-126), 1.0, math.inf, math.nan):
+        assert not rounded32.unsure_exact(y), y
 
 
 def _fast_path_inputs(seed):

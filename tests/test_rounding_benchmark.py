@@ -13,13 +13,18 @@ pytestmark = pytest.mark.tools
 
 def test_the_counted_loop_counts_the_unsure_elements():
     # the loop's count against the test applied element by element to the
-    # fast path's values (float32 subnormal results among them)
-    x = np.concatenate([np.linspace(-15, 6, 3001), [0.0, -14.0, 1e-40]]).astype(np.float32)
-    out = np.empty_like(x)
+    # fast path's values (float32 subnormal results among them), with the
+    # unsure inputs the benchmark finds
     for name in rounding.FUNCTIONS:
+        found = rounding.unsure_inputs(name, 3)
+        x = np.concatenate([np.linspace(-15, 6, 3001), [0.0, -14.0, 1e-40],
+                            found]).astype(np.float32)
+        out = np.empty_like(x)
         fast = getattr(rounded32, f"{name}_fast")
+        assert all(rounded32.unsure(fast(np.float64(v))) for v in found)
+        assert len(set(found.tolist())) == 3 and (found >= 1).all()
         want = sum(bool(rounded32.unsure(fast(np.float64(v)))) for v in x)
-        assert want > 0
+        assert want >= 3
         assert rounding.loops(name)["fast path + rounding test, counted"](x, out) == want
 
 

@@ -11,17 +11,21 @@ For a float32 input ``x`` and the exact value ``f(x)``:
    ``gelu_numba/tables/normal_cdf32_rounded.py``, the repository's ``python
    -m fitting.make_tables32_cpu_f64 --rounded``): a float64 ``y = f(x) (1 +
    d)`` with ``|d| < E`` (:data:`E`, the bound below).  GELU's leaves out
-   the plain kernel's step at ``|x| < 2**-125`` (its results are below
-   2**-126, which step 2 never finds sure).
-2. **Rounding test** (:func:`unsure`).  Rounding ``y`` to float32 gives the
-   rounding of ``f(x)`` unless a float32 midpoint (a float64 number) lies
-   within ``E |y|`` of ``y``.  A float32 drops the 29 low bits of a float64
-   significand, and a midpoint is where they read ``2**28``; ``E |y|`` is
-   below ``K = E 2**53`` float64 ulps of ``y``'s binade.  So ``y`` is sure
-   unless those bits are within ``K`` of ``2**28``, one integer sum, mask
-   and comparison.  Results below ``2**-126`` in magnitude (float32's
-   subnormal spacing, where fewer bits are kept) are never sure.  About one
-   input in ``2**17`` goes on.
+   the plain kernel's step at ``|x| < 2**-125`` (there ``x/2`` can be a
+   float32 midpoint, which step 2 finds unsure).
+2. **Rounding test** (:func:`bracket`, :func:`unsure`).  ``f(x)`` lies
+   between ``lo`` and ``hi``, the products ``y (1 - E)`` and ``y (1 + E)``
+   rounded to float64 (``E`` exceeds the bound below by more than their
+   rounding), and rounding to nearest is monotonic: where ``lo`` and ``hi``
+   round to the same float32, so do ``f(x)`` and ``y``, and that float32 is
+   the result.  Float32 subnormals and overflow need no case of their own
+   (the float64 products are normal, the conversion rounds on float32's own
+   grid), except in the fused backward, whose result can be an exact
+   subnormal (``dy`` times a GELU' of 1 or 1/2) that the bracket's
+   conversions would flag as underflowing: there nonzero ``y`` below
+   ``2**-126`` go on (:func:`bracket_exact`).  NaN is sure.  Two products,
+   two conversions and a comparison; the loop stores the conversion of
+   ``lo``.  About one input in ``2**17`` goes on.
 3. **Accurate path.**  The float64 kernel of :mod:`gelu_numba.kernels.normal`
    on the same input, whose proven bound (0.5 + 2**-4 ulp of float64, the
    catalog's ``EXACT_BOUND``) puts ``y64`` within 0.5625 float64 ulp of
@@ -57,8 +61,16 @@ stored by the generator):
   most four products and one complement ``1 - q`` with ``q <= 1/2``
   (2**-53 each, and the complement at most doubles ``q``'s error).
 
-Their sum is below 2**-43.3; :data:`E` = 2**-42 leaves a factor 2.5.  The
-fused backward adds the product by ``dy`` (2**-53).
+Their sum is below ``D`` = 2**-43.3; :data:`E` = 2**-42 leaves a factor
+2.5.  The fused backward adds the product by ``dy`` (2**-53).
+
+The bracket holds: for ``y > 0``, ``f(x) = y/(1 + d) <= y (1 + D + 2
+D**2)``, below ``y (1 + E) (1 - 2**-53)``, which the float64 product ``hi``
+is not below (its rounding error is at most ``2**-53`` of it, the product
+being a normal float64: every nonzero ``y`` is at least 2**-440 in
+magnitude, ``dy = 2**-149`` times GELU' at ``-A32`` the least); and ``lo <=
+f(x)`` alike.  For ``y < 0`` the two swap; ``y = 0`` and infinite ``y`` are
+exact.
 
 Proven, and how it is checked
 -----------------------------
@@ -100,37 +112,66 @@ from gelu_numba.tables.normal_cdf import INV_LN2
 TABLES = (tab.EXP32, tab.R32_P, tab.R32_Q, tab.H32_P, tab.H32_Q, (INV_LN2, LN2))
 #: the fast path's relative error bound (module docstring)
 E = 2.0**-42
-#: E in float64 ulps of y's binade (|y| < 2**(k+1), ulp 2**(k-52)): E 2**53
-K = int(E * 2.0**53)
-#: the 29 low bits of a float64 significand, which the float32 rounding drops
+#: the 29 low bits of a float64 significand, which the float32 rounding
+#: drops; a float32 midpoint's read 2**28
 MASK = np.uint64((1 << 29) - 1)
-#: (bits + 2**28 + K) & MASK is d + K for low bits 2**28 + d: at most 2 K
-#: exactly when |d| <= K (the sum's carry out of the mask is dropped)
-SHIFT = np.uint64((1 << 28) + K)
-#: (signed: AVX2 compares 64-bit lanes signed only)
-TWO_K = np.int64(2 * K)
-#: 2**-126, float32's least normal, as float64 bits
-SUBNORMAL32 = np.uint64((1023 - 126) << 52)
-MAGNITUDE = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
-_WRAP = np.uint64((1 << 63) - 1)
-_SUBNORMAL_BOUND = np.int64(int(SUBNORMAL32) - 1 - (1 << 63))
 _MIDPOINT_BITS = np.uint64(1 << 28)
 _LEAST_NORMAL32 = 2.0**-126
+#: the bracket's factors, both exact in float64
+_BELOW = 1.0 - E
+_ABOVE = 1.0 + E
+#: a float32 midpoint, whose bracket differs
+_MIDPOINT = 1.0 + 2.0**-24
+_MAGNITUDE = np.uint64(0x7FFF_FFFF_FFFF_FFFF)
+_WRAP = np.uint64((1 << 63) - 1)
+#: 2**-126, float32's least normal, as float64 bits, less one, wrapped
+_SUBNORMAL_BOUND = np.int64(((1023 - 126) << 52) - 1 - (1 << 63))
 #: float32's subnormal spacing, 2**-149, inverted
 _SUBNORMAL_SCALE = 2.0**149
+
+
+@inline
+def bracket(y):
+    """``(lo, hi)``: the float32 roundings of the float64 products ``y (1 -
+    E)`` and ``y (1 + E)``, between which the exact value's lies (step
+    2)."""
+    return np.float32(y * _BELOW), np.float32(y * _ABOVE)
+
+
+@inline
+def bracket_exact(y):
+    """:func:`bracket`, but a pair that differs for a nonzero ``y`` below
+    2**-126 in magnitude: the test of a function whose result can be an
+    exact float32 subnormal (``dy`` times a GELU' of 1 or 1/2), where the
+    bracket's inexact conversions would raise an underflow flag that the
+    exact result does not (the accurate path's float64 value converts
+    exactly)."""
+    # integer comparisons (a float one would raise the invalid flag on a
+    # NaN y, as AVX compares with signalling predicates): |bits| + 2**63 -
+    # 1 wraps to below _SUBNORMAL_BOUND exactly for 0 < |y| < 2**-126
+    tiny = np.int64((float64_bits(y) & _MAGNITUDE) + _WRAP) < _SUBNORMAL_BOUND
+    return bracket(_MIDPOINT if tiny else y)
+
+
+@inline
+def differ(lo, hi):
+    """Whether the bracket's ends round apart: the rounding is unsure
+    (never for NaN, whose result is NaN either way)."""
+    # ordered: one comparison (AVX-512 vcmpps with NEQ_OQ), false for NaN
+    return (lo < hi) | (hi < lo)
 
 
 @inline
 def unsure(y):
     """Whether the float32 rounding of the fast path's ``y`` may differ
     from that of the exact value (step 2)."""
-    b = float64_bits(y)
-    # signed comparisons, which AVX2 has for 64-bit lanes: the masked
-    # distance is below 2**29, and |bits| + 2**63 - 1 wraps to below
-    # _SUBNORMAL_BOUND exactly for 0 < |y| < 2**-126
-    near = np.int64((b + SHIFT) & MASK) <= TWO_K
-    tiny = np.int64((b & MAGNITUDE) + _WRAP) < _SUBNORMAL_BOUND
-    return near | tiny
+    return differ(*bracket(y))
+
+
+@inline
+def unsure_exact(y):
+    """:func:`unsure` with :func:`bracket_exact`."""
+    return differ(*bracket_exact(y))
 
 
 @inline
@@ -318,4 +359,4 @@ def gelu_grad2(x):
 def gelu_backward(dy, x):
     """Fused backward pass ``dy * GELU'(x)``, rounded once to float32."""
     y = gelu_backward_fast(dy, x)
-    return gelu_backward_accurate(dy, x) if unsure(y) else y
+    return gelu_backward_accurate(dy, x) if unsure_exact(y) else y

@@ -19,10 +19,11 @@ for one kernel by
 ``ordinary``, ``in_range``, ``block`` (:func:`split`)
     the kernel's ordinary form, the form's range test, and the elements a
     block;
-``fast``, ``unsure``, ``accurate``, ``hold`` (:func:`rounded`)
-    a correctly rounded kernel's fast path, its rounding test and its
-    accurate path, and the intrinsic that allocates a block of scratch on
-    the stack (``hold(dtype)``: float64 values, or the test's flags);
+``fast``, ``accurate``, ``bracket``, ``hold`` (:func:`rounded`)
+    a correctly rounded kernel's fast path, accurate path and rounding
+    test's bracket (:mod:`gelu_numba.kernels.rounded32`), and the intrinsic
+    that allocates a block of scratch on the stack (``hold(dtype)``:
+    float32 results, or the test's flags);
 ``look``, ``finish``, ``hold`` (:func:`staged`)
     a kernel in two steps: the lookup of a table entry, and the
     arithmetic on it;
@@ -33,11 +34,12 @@ for one kernel by
 import numpy as np
 from numba import carray
 
+from gelu_numba.kernels.rounded32 import differ
 from gelu_numba.targets.cpu.operands import at, overlaps, views
 
 # (the names each function binds: set for one kernel by bound())
 kernel = opening = ordinary = in_range = block = loop = ty = count = None
-fast = unsure = accurate = hold = look = finish = None
+fast = accurate = bracket = hold = look = finish = None
 
 
 # The index is unsigned: for a signed one Numba emits the wraparound
@@ -79,23 +81,21 @@ def split(ops):
 
 def rounded(ops):
     """Each ``block`` of elements through a correctly rounded kernel's fast
-    path, noting whether the test finds any element's rounding unsure (a
-    vectorised loop); in a block with one, those go through the accurate
-    path (element by element): the kernel's bits either way.  The fast path
-    stores straight into the output, and each element's test result into a
-    block of flags, so that the rare unsure element costs its accurate path
-    and a scan of the flags, not the block again; where the output is one
-    of the inputs (``out=x``), into float64 scratch, rounded out once the
-    block is settled; where it overlaps one otherwise, the kernel runs
+    path and rounding test (a vectorised loop storing the bracket's lower
+    end, whose rounding is the result wherever the test is sure, and noting
+    whether any element is unsure); in the rare block with one, the test
+    again, its flags kept (vectorised), then the accurate path on the
+    flagged elements: the kernel's bits either way.  Where the output is
+    one of the inputs (``out=x``), the block's results go into scratch and
+    out once it is settled, so that the inputs stay for the rare second
+    pass; where the output overlaps an input otherwise, the kernel runs
     element by element."""
     opening()
     out = ops[-1]
     inputs = ops[:-1]
     n = out.size
-    held = carray(hold(np.float64), block)
-    # (int64 flags: a vector of the test's 64-bit lanes stores as it is;
-    # bytes would be packed first, a measurable cost in the loop)
-    flags = carray(hold(np.int64), block)
+    held = carray(hold(np.float32), block)
+    flags = carray(hold(np.uint8), block)
     shared = overlaps(inputs, out)
     if shared == 2:
         # an input is the output shifted (NumPy's accumulate): element by
@@ -106,32 +106,31 @@ def rounded(ops):
     apart = shared == 0
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
-        doubtful = np.int64(0)
+        doubtful = False
         if apart:
             for i in range(start, stop):
-                y = fast(*at(inputs, i))
-                out[i] = y
-                # all ones where unsure: the test's vector mask as it is,
-                # stored and OR-ed, with no conversion to a count
-                u = -np.int64(unsure(y))
-                flags[i - start] = u
-                doubtful |= u
-            if doubtful != 0:
-                for i in range(start, stop):
-                    if flags[i - start] != 0:
-                        out[i] = accurate(*at(inputs, i))
-            continue
-        for i in range(start, stop):
-            y = fast(*at(inputs, i))
-            held[i - start] = y
-            doubtful += unsure(y)
-        if doubtful == 0:
-            for i in range(start, stop):
-                out[i] = held[i - start]
+                lo, hi = bracket(fast(*at(inputs, i)))
+                out[i] = lo
+                doubtful |= differ(lo, hi)
         else:
             for i in range(start, stop):
-                y = held[i - start]
-                out[i] = accurate(*at(inputs, i)) if unsure(y) else y
+                lo, hi = bracket(fast(*at(inputs, i)))
+                held[i - start] = lo
+                doubtful |= differ(lo, hi)
+        if doubtful:
+            for i in range(start, stop):
+                lo, hi = bracket(fast(*at(inputs, i)))
+                flags[i - start] = np.uint8(differ(lo, hi))
+            for i in range(start, stop):
+                if flags[i - start]:
+                    y = np.float32(accurate(*at(inputs, i)))
+                    if apart:
+                        out[i] = y
+                    else:
+                        held[i - start] = y
+        if not apart:
+            for i in range(start, stop):
+                out[i] = held[i - start]
 
 
 def staged(ops):

@@ -67,8 +67,8 @@ ORDINARY_BLOCK = 240
 # A correctly rounded kernel (Function.rounded) runs each block of
 # ROUNDED_BLOCK elements through its fast path and rounding test, and the
 # unsure elements of the rare block with one through its accurate path; a
-# multiple of every loop's step, as ORDINARY_BLOCK (its flags and float64
-# scratch, 4 KB, on the stack).
+# multiple of every loop's step, as ORDINARY_BLOCK (its flags and float32
+# scratch, 1.2 KB, on the stack).
 ROUNDED_BLOCK = 240
 # A kernel in two steps (a table lookup, then arithmetic) runs each block of
 # STAGED_BLOCK elements through the lookups, then the arithmetic (its
@@ -97,10 +97,10 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", rounded
     cached loops whose callees share a name can be linked to each other's
     code when both are loaded.
 
-    ``rounded``: ``(unsure, fast, accurate)``, a correctly rounded kernel's
-    rounding test, fast path and accurate path, which its loop runs in
-    blocks (:data:`ROUNDED_BLOCK`), ``kernel`` itself only where the output
-    overlaps an input one element off.
+    ``rounded``: ``(fast, accurate, bracket)``, a correctly rounded
+    kernel's fast path, accurate path and rounding test's bracket, which
+    its loop runs in blocks (:data:`ROUNDED_BLOCK`), ``kernel`` itself only
+    where the output overlaps an input one element off.
 
     ``staged``: ``(look, finish)``, a kernel in two steps, the table lookup
     and the arithmetic on the entry found, which its loop runs in blocks
@@ -108,9 +108,9 @@ def serial_loop(kernel, inline, wide=True, ordinary=None, name="serial", rounded
     opening = attributes(wide, inline == "never")
     make = njit(inline=inline, error_model="numpy")
     if rounded is not None:
-        unsure, fast, accurate = rounded
+        fast, accurate, bracket = rounded
         return make(bound(elements.rounded, name, kernel=kernel, opening=opening, fast=fast,
-                          unsure=unsure, accurate=accurate, block=ROUNDED_BLOCK,
+                          accurate=accurate, bracket=bracket, block=ROUNDED_BLOCK,
                           hold=scratch(ROUNDED_BLOCK)))
     if staged is not None:
         look, finish = staged
@@ -235,7 +235,7 @@ def ordinary_form(fn, char):
 
 
 def rounded_form(fn, char):
-    """``(unsure, fast path, accurate path)`` of ``fn``'s loop ``char``
+    """``(fast path, accurate path, bracket)`` of ``fn``'s loop ``char``
     (compiled as kernels are:
     :func:`~gelu_numba.kernels.primitives.intrinsics.inline`, the accurate
     path a function of its own, cached on its own: its entry is repaired
@@ -252,7 +252,7 @@ def load_accurate(fn, char):
     rounded = fn.rounded_kernel(char)
     if rounded is None:
         return
-    accurate = rounded[2]
+    accurate = rounded[1]
     signature = (NUMBA_TYPES[char],) * fn.nin
     numba_core.compile_repairing(lambda: accurate.compile(signature), rounded32.ACCURATE,
                                  f"{fn.name}'s accurate path")
