@@ -28,7 +28,7 @@ with a data-dependent trip count, so the unit-stride ufunc loop vectorises:
 ``NUMBA_DUMP_ASSEMBLY=1`` shows packed ``vfmadd...pd`` on ``zmm`` registers
 (``ymm`` on AVX2) and one ``vdivpd`` per vector of elements in the loop (its
 instruction counts and times: ``python -m benchmarks.anatomy`` in the
-gelu-numba repository, ``benchmarks/results/anatomy_avx512.md``).
+gelu-numba repository, ``benchmarks/results/anatomy_zen4.md``).
 
 Error bound
 -----------

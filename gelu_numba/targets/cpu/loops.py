@@ -66,10 +66,13 @@ BUFFER = {"e": 1920, "f": 960, "d": 480}
 ORDINARY_BLOCK = 240
 # A correctly rounded kernel (Function.rounded) runs each block of
 # ROUNDED_BLOCK elements through its fast path and rounding test, and the
-# unsure elements of the rare block with one through its accurate path; a
-# multiple of every loop's step, as ORDINARY_BLOCK (its flags and float32
-# scratch, 1.2 KB, on the stack).
-ROUNDED_BLOCK = 240
+# unsure elements of the rare block with one through its accurate path,
+# after the test again over the block: a smaller block costs the rare
+# block less and the common one no more (benchmarks.rounding's rows on
+# sparse unsure inputs, and the dense ones).  A multiple of every loop's
+# step, as ORDINARY_BLOCK (its flags and float32 scratch, 480 bytes, on
+# the stack).
+ROUNDED_BLOCK = 96
 # A kernel in two steps (a table lookup, then arithmetic) runs each block of
 # STAGED_BLOCK elements through the lookups, then the arithmetic (its
 # float64 scratch, 2 KB, on the stack); a multiple of every loop's step.
