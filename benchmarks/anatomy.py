@@ -229,7 +229,9 @@ VARIANTS = {
     },
 }
 
-_INSTR = re.compile(r"^\s+([a-z][a-z0-9]*)\s")
+# (a mnemonic may hold an underscore: vcmpneq_oqps, the rounding test's
+# comparison)
+_INSTR = re.compile(r"^\s+([a-z][a-z0-9_]*)\s")
 
 
 def vector_loop_mix(compiled, sig):

@@ -43,6 +43,14 @@ def test_float32_gelu_loop_is_packed_fmas_and_one_division_without_gathers(label
     assert not any(k.startswith("call") for k in ops)   # the accurate path off the loop
 
 
+def test_the_rounded_loop_counts_its_tests_comparison():
+    # the bracket's two float32 conversions and their comparison, an
+    # instruction whose mnemonic holds an underscore (vcmpneq_oqps)
+    _, ops = _mix("float32", ROUNDED)
+    assert ops["vcvtpd2ps"] >= 2
+    assert any(k.startswith("vcmpneq") and k.endswith("ps") for k in ops), sorted(ops)
+
+
 def test_float64_loops_have_no_gathers_and_one_division():
     for label in ("gelu (the ufunc's general kernel: blocks with an element out of range)",
                   "R alone (t, two pieces by blends)"):
