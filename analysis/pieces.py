@@ -15,8 +15,8 @@ c)/h`` (``c`` the piece's centre, ``h`` its half width) to ``R`` on every
 piece of ``[0, 16)`` (least squares on 64 Chebyshev points, on the
 Chebyshev basis, in double precision), converts it to ascending powers of
 ``u`` stored in doubles, and measures its relative error against mpmath on
-400 points of the piece: one row per width and degree, the worst error of
-each piece as ``log2``.  A least-squares fit on Chebyshev points is close
+400 points of the piece: a table per width, the worst error of each piece
+and degree as ``log2``.  A least-squares fit on Chebyshev points is close
 to the minimax one; the doubles' own rounding puts a floor near 2**-50 under
 every entry.
 
@@ -65,17 +65,18 @@ def worst_error(centre, half, degree):
 
 
 def table():
-    """The Markdown table: a row per width and degree, a column per piece
-    (its left end)."""
+    """The Markdown tables, one per width: a row per piece (its left end),
+    a column per degree."""
     lines = []
     for width, count in WIDTHS:
-        ends = [k * width for k in range(count)]
-        lines += [f"Pieces of width {width:g} (left ends {ends[0]:g} to {ends[-1]:g}):", "",
-                  "| degree | " + " | ".join(f"{e:g}" for e in ends) + " |",
-                  "|---|" + "---:|" * count]
-        for degree in DEGREES:
-            errors = [worst_error(e + width / 2, width / 2, degree) for e in ends]
-            lines.append(f"| {degree} | " + " | ".join(f"{v:.0f}" for v in errors) + " |")
+        lines += [f"Pieces of width {width:g}:", "",
+                  "| piece | " + " | ".join(f"degree {d}" for d in DEGREES) + " |",
+                  "|---|" + "---:|" * len(DEGREES)]
+        for k in range(count):
+            left = k * width
+            errors = [worst_error(left + width / 2, width / 2, d) for d in DEGREES]
+            lines.append(f"| [{left:g}, {left + width:g}) | "
+                         + " | ".join(f"{v:.0f}" for v in errors) + " |")
         lines.append("")
     return "\n".join(lines)
 
