@@ -17,8 +17,8 @@ Chebyshev basis, in double precision), converts it to ascending powers of
 ``u`` stored in doubles, and measures its relative error against mpmath on
 400 points of the piece: a table per width, the worst error of each piece
 and degree as ``log2``.  A least-squares fit on Chebyshev points is close
-to the minimax one; the doubles' own rounding puts a floor near 2**-50 under
-every entry.
+to the minimax one; the doubles' own rounding puts a floor under every
+entry.
 
 Usage::
 

@@ -250,3 +250,49 @@ def test_a_build_leaves_the_callers_mode_and_flags_as_they_were():
     assert inside & (fp_mode.FTZ_DAZ | fp_mode.ROUND_TOWARD_ZERO) == 0
     assert after == before                                     # mode and flags back
     assert fp_mode.mxcsr() == saved
+
+
+@needs_x86_64_linux
+def test_first_float32_call_under_flush_to_zero_compiles_correctly_rounded_loops(tmp_path):
+    # the correctly rounded float32 loops (and their accurate paths),
+    # compiled on an empty cache under torch.set_flush_denormal(True), are
+    # correctly rounded once the mode is off, subnormal results included:
+    # expected values from mpmath
+    pytest.importorskip("torch")
+    from benchmarks.rounding import unsure_inputs
+    from reference import mp as ref
+    from tests.test_rounded32 import correctly_rounded
+
+    xs = np.array([-13.5, -14.0, -13.9, -10.0, -0.5, 2.0, *unsure_inputs("gelu", 2)],
+                  np.float32)
+    dy = np.array([2.0**-140, 3 * 2.0**-149, 1.0, 2.0**-130, 0.5], np.float32)
+    xb = np.array([np.inf, 0.0, -13.5, 3.0, *unsure_inputs("gelu_grad", 1)], np.float32)
+    results = _run(tmp_path, f"""
+        import os, tempfile
+        os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
+        import torch
+        import gelu_numba as g
+        xs = np.array({xs.view(np.uint32).tolist()!r}, np.uint32).view(np.float32)
+        dy = np.array({dy.view(np.uint32).tolist()!r}, np.uint32).view(np.float32)
+        xb = np.array({xb.view(np.uint32).tolist()!r}, np.uint32).view(np.float32)
+        torch.set_flush_denormal(True)
+        assert fp_mode.mxcsr() & fp_mode.FTZ_DAZ == fp_mode.FTZ_DAZ
+        results["during_gelu32"] = g.gelu(xs)
+        results["during_backward32"] = g.gelu_backward(dy, xb)
+        torch.set_flush_denormal(False)
+        results["after_gelu32"] = g.gelu(xs)
+        results["after_backward32"] = g.gelu_backward(dy, xb)
+    """)
+    want_gelu = [correctly_rounded(ref.gelu(float(v))) for v in xs]
+    want_backward = [correctly_rounded(ref.gelu_backward(float(d), float(v)))
+                     for d, v in zip(dy, xb)]
+    for got, want in ((results["after_gelu32"], want_gelu),
+                      (results["after_backward32"], want_backward)):
+        assert [float(v) for v in got] == [float(v) for v in want]
+    # during the mode: the same wherever the result and the inputs are normal
+    tiny = np.finfo(np.float32).tiny
+    for key, want, ins in (("during_gelu32", want_gelu, [xs]),
+                           ("during_backward32", want_backward, [dy, xb])):
+        normal = (np.abs(np.array(want)) >= tiny) & np.all(
+            [(np.abs(a) >= tiny) | ~np.isfinite(a) for a in ins], axis=0)
+        assert np.array_equal(results[key][normal], np.array(want, np.float32)[normal])

@@ -113,7 +113,7 @@ TABLES = (tab.EXP32, tab.R32_P, tab.R32_Q, tab.H32_P, tab.H32_Q, (INV_LN2, LN2))
 #: the fast path's relative error bound (module docstring)
 E = 2.0**-42
 #: the 29 low bits of a float64 significand, which the float32 rounding
-#: drops; a float32 midpoint's read 2**28
+#: drops (they read 2**28 at a float32 midpoint)
 MASK = np.uint64((1 << 29) - 1)
 _MIDPOINT_BITS = np.uint64(1 << 28)
 _LEAST_NORMAL32 = 2.0**-126

@@ -107,6 +107,9 @@ def rounded(ops):
     for begin in range(0, n, block):
         start, stop = np.uint64(begin), np.uint64(min(n, begin + block))
         doubtful = False
+        # two loops, not one writing through a slice of out or of the
+        # scratch: Numba types that slice as non-contiguous, and the loop
+        # stored element by element
         if apart:
             for i in range(start, stop):
                 lo, hi = bracket(fast(*at(inputs, i)))
