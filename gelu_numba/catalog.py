@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from gelu_numba.kernels import (
-    erf_as, family, fitted, gpu32, logistic, normal, normal32_cpu_f64, rounded32,
+    erf_as, family, fitted, formulas, gpu32, logistic, normal, normal32_cpu_f64, rounded32,
 )
 from gelu_numba.figures import FIGURES
 from gelu_numba.measured import MEASURED
@@ -125,6 +125,15 @@ class Function:
     backward : str or None
         The name of its fused backward, ``dy * derivative(x)`` rounded once
         (``gelu`` -> ``gelu_backward``).
+    approximate : str or None
+        For an approximation of GELU: the value of the frontends'
+        ``approximate`` argument that selects it (``"tanh"`` for
+        ``gelu_tanh``; :func:`approximate_keys`).
+    formula : function or None
+        For an approximation of GELU: its formula as array operations,
+        ``formula(w, ops)`` (:mod:`gelu_numba.kernels.formulas`), which
+        the PyTorch and JAX targets differentiate beyond its recorded
+        derivative and the ONNX export writes out.
     """
 
     name: str
@@ -145,6 +154,8 @@ class Function:
     rounded: tuple = None
     derivative: str = None
     backward: str = None
+    approximate: str = None
+    formula: object = None
 
     def __post_init__(self):
         if self.group not in GROUPS:
@@ -153,6 +164,9 @@ class Function:
         if self.reference is None:
             object.__setattr__(self, "reference", ("mp." if self.group == "exact" else
                                                    "approx.") + self.name)
+        if self.approximate is not None and (self.formula is None or self.derivative is None):
+            raise ValueError(f"{self.name}: an approximation that approximate= selects needs "
+                             "its formula and its derivative's record (formula=, derivative=)")
 
     def kernel(self, char):
         """The CPU kernel of loop ``char``: ``"f"`` (float32) or ``"d"``."""
@@ -362,9 +376,10 @@ def _exact_records():
 # ------------------------------------------------------------ approximations
 
 #: an approximation's facts: its four kernels (f64, f32, grad f64, grad
-#: f32), formula, source, a note, and the public modules of it and its
-#: derivative
-_Approximation = namedtuple("_Approximation", "kernels formula source note modules",
+#: f32), its formula in words and as array operations
+#: (:mod:`gelu_numba.kernels.formulas`), source, a note, and the public
+#: modules of it and its derivative
+_Approximation = namedtuple("_Approximation", "kernels formula form source note modules",
                             defaults=((APPROX, GPU),))
 #: the paper's two forms are also at the top level
 _PAPER_MODULES = (APPROX, TOP, GPU)
@@ -375,20 +390,20 @@ _CLOSED = {
     "tanh": _Approximation(
         (logistic.gelu_tanh_64, logistic.gelu_tanh_32,
          logistic.gelu_tanh_grad_64, logistic.gelu_tanh_grad_32),
-        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))",
+        "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))", formulas.tanh_form,
         "Hendrycks & Gimpel (2016), eq. after (1); BERT/GPT-2's gelu_new, "
         "PyTorch approximate='tanh'",
         "Evaluated as x sigma(2u), faithful in the negative tail.", _PAPER_MODULES),
     "sigmoid": _Approximation(
         (logistic.gelu_sigmoid_64, logistic.gelu_sigmoid_32,
          logistic.gelu_sigmoid_grad_64, logistic.gelu_sigmoid_grad_32),
-        "x sigma(1.702 x)", "Hendrycks & Gimpel (2016), section 2",
+        "x sigma(1.702 x)", formulas.sigmoid_form, "Hendrycks & Gimpel (2016), section 2",
         "The paper's sigmoid approximation.", _PAPER_MODULES),
     "as26": _Approximation(
         (erf_as.gelu_as26_64, erf_as.gelu_as26_32,
          erf_as.gelu_as26_grad_64, erf_as.gelu_as26_grad_32),
         "0.5 x (1 + erf(x/sqrt 2)), erf by Abramowitz & Stegun 7.1.26 "
-        "(erf error <= 1.5e-7)",
+        "(erf error <= 1.5e-7)", formulas.as26_form,
         "Abramowitz & Stegun (1964) 7.1.26 (Hastings 1955); oneDNN and "
         "PyTorch CPU SIMD GELU",
         "Evaluated without the 1 + erf cancellation."),
@@ -408,6 +423,7 @@ def _fit(name):
         (f64, f32, g64, g32),
         f"x (1 - T(abs(x))) (x >= 0), x T(abs(x)) (x < 0); "
         f"T(a) = (L - a)**2 {r}(S a - 1) for a < L = {fit['L']}, else 0",
+        formulas.t_form(fit),
         "minimax fit of the absolute error over all real x with T(0) = 1/2 "
         "(GELU'(0) = 1/2 from both sides) and T >= 0 (the sign of GELU kept), "
         "the gelu-numba repository's fitting.make_approximations (Remez exchange" +
@@ -422,27 +438,23 @@ def approximation_text(key):
     return a.formula, a.source, "closed form" if key in _CLOSED else "fit"
 
 
-def _approximation_name(key):
-    """The record name of approximation ``key`` (its derivative's adds ``_grad``)."""
-    return f"gelu_{key}"
-
-
 def _approximations():
     out = []
     for key in APPROX_ERRORS:
-        (f64, f32, g64, g32), formula, source, note, modules = (
+        (f64, f32, g64, g32), formula, form, source, note, modules = (
             _CLOSED[key] if key in _CLOSED else _fit(key))
         note = f"{note + '  ' if note else ''}Source: {source}."
         err = APPROX_ERRORS[key]
         errors = (f"\n    Max absolute error against the exact GELU: {err.forward:.3g} at "
                   f"``|x| = {abs(err.forward_at):.3g}``; derivative {err.grad:.3g} at "
                   f"x = {err.grad_at:.3g}.")
-        name = _approximation_name(key)
+        # the record's name (its derivative's adds _grad)
+        name = f"gelu_{key}"
         body = textwrap.fill(f"{formula}.  {note}", 76, initial_indent="    ",
                              subsequent_indent="    ")
         out.append(record(name, f64, f32, 1, f"\n{body}{errors}",
                              _IMPL, (1.0, 1.0), modules, group="approximation",
-                             derivative=name + "_grad"))
+                             derivative=name + "_grad", approximate=key, formula=form))
         out.append(record(name + "_grad", g64, g32, 1,
                              f"\n    Derivative of :func:`{name}` ({formula}).{errors}",
                              _IMPL + "  Next to the derivative's zero the float64 result "
@@ -513,22 +525,28 @@ def listed(fn):
 def registered(*records):
     """The catalog with ``records`` added for the duration: every public
     module of a record's ``modules`` publishes it, as if it were listed
-    here, and forgets it on exit.  How a function is added without editing
-    this file (the toy record of the gelu-numba repository's
-    ``tests/test_adding_a_function.py``, which is the recipe's proof)."""
+    here, and an approximation's :attr:`~Function.approximate` key reaches
+    the frontends' ``approximate`` argument; all forgotten on exit.  How a
+    function is added without editing this file (the toy records of the
+    gelu-numba repository's ``tests/test_adding_a_function.py``, which is
+    the recipe's proof)."""
     global FUNCTIONS
     clash = [f.name for f in records if f.name in _BY_NAME]
+    clash += [f"approximate={f.approximate!r}" for f in records
+              if f.approximate is not None and f.approximate in _BY_APPROXIMATE]
     if clash:
         raise ValueError(f"the catalog already has {', '.join(clash)}")
     saved = FUNCTIONS
     FUNCTIONS = saved + tuple(records)
     _BY_NAME.update((f.name, f) for f in records)
+    _BY_APPROXIMATE.update((f.approximate, f) for f in records if f.approximate is not None)
     try:
         yield records
     finally:
         FUNCTIONS = saved
         for f in records:
             del _BY_NAME[f.name]
+            _BY_APPROXIMATE.pop(f.approximate, None)
             for module in f.modules:
                 loaded = sys.modules.get(module)
                 if loaded is not None and f.name in vars(loaded):
@@ -540,19 +558,33 @@ def lookup(name):
     return _BY_NAME[name]
 
 
-#: every value of the frontends' ``approximate`` argument: ``"none"`` (the
-#: exact GELU; PyTorch's name for it), then the approximations' keys
-#: (:data:`APPROX_ERRORS`; ``"tanh"`` is PyTorch's and JAX's approximate form)
-APPROXIMATE = ("none", *APPROX_ERRORS)
+#: the frontends' ``approximate`` value of the exact GELU (PyTorch's name)
+EXACT_KEY = "none"
+#: ``approximate`` key -> record: the exact GELU, then the approximations
+_BY_APPROXIMATE = {EXACT_KEY: _BY_NAME[GELU],
+                   **{f.approximate: f for f in FUNCTIONS if f.approximate is not None}}
+#: every value of the frontends' ``approximate`` argument that this module
+#: lists: ``"none"`` (the exact GELU), then the approximations' keys
+#: (``"tanh"`` is PyTorch's and JAX's approximate form);
+#: :func:`approximate_keys` adds those of :func:`registered` records
+APPROXIMATE = tuple(_BY_APPROXIMATE)
+
+
+def approximate_keys():
+    """Every value of the frontends' ``approximate`` argument now: those
+    of :data:`APPROXIMATE`, then those of :func:`registered` records."""
+    return tuple(_BY_APPROXIMATE)
 
 
 def approximate(key):
-    """The record that ``approximate=key`` selects (:data:`APPROXIMATE`):
-    the exact ``gelu`` for ``"none"``, else ``gelu_<key>``."""
-    if key not in APPROXIMATE:
-        raise ValueError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))} "
-                         f"(got {key!r})")
-    return lookup(GELU if key == "none" else _approximation_name(key))
+    """The record that ``approximate=key`` selects (:func:`approximate_keys`):
+    the exact ``gelu`` for ``"none"``, else the approximation whose
+    :attr:`~Function.approximate` it is."""
+    try:
+        return _BY_APPROXIMATE[key]
+    except (KeyError, TypeError):
+        raise ValueError(f"approximate must be one of "
+                         f"{', '.join(map(repr, approximate_keys()))} (got {key!r})") from None
 
 
 def antiderivative(name):

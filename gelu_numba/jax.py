@@ -90,6 +90,8 @@ EXPORT_CHECKS = (_jax.export.DisabledSafetyCheck.custom_call(TARGET),)
 
 #: every ``approximate`` of :func:`gelu`: False or "none" (the exact GELU),
 #: True or "tanh", and the names of :data:`gelu_numba.approximations.APPROXIMATIONS`
+#: (``catalog.registered`` records add theirs while registered:
+#: :func:`gelu_numba.catalog.approximate_keys`)
 APPROXIMATE = catalog.APPROXIMATE
 
 
@@ -97,9 +99,10 @@ def _approximation(approximate):
     if not isinstance(approximate, str):
         # as jax.nn.gelu: any value by its truth (np.False_, 0, 1, ...)
         return "tanh" if approximate else "none"
-    if approximate not in APPROXIMATE:
+    keys = catalog.approximate_keys()
+    if approximate not in keys:
         raise ValueError("gelu_numba.jax.gelu: approximate must be a bool or one of "
-                         f"{', '.join(map(repr, APPROXIMATE))} (got {approximate!r})")
+                         f"{', '.join(map(repr, keys))} (got {approximate!r})")
     return approximate
 
 
@@ -151,16 +154,18 @@ def gelu(x, approximate=False):
         ``jax.nn.gelu(x, approximate=True)`` defines it, computed
         faithfully.  Any other name of
         :data:`gelu_numba.approximations.APPROXIMATIONS` picks that
-        approximation.  Unlike ``jax.nn.gelu``, the default is the exact
-        GELU.
+        approximation (and the key of one added with
+        :func:`gelu_numba.catalog.registered`, while it is registered).
+        Unlike ``jax.nn.gelu``, the default is the exact GELU.
 
     Returns
     -------
     jax.Array
         In x's dtype after promotion.
     """
-    name = _approximation(approximate)
-    return _FUNCTIONS[catalog.approximate(name).name](x)
+    name = catalog.approximate(_approximation(approximate)).name
+    # (a record registered after this import has no entry: made on demand)
+    return (_FUNCTIONS.get(name) or _function(name))(x)
 
 
 def soi_map(key, x):

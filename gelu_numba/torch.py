@@ -73,9 +73,11 @@ Approximations
     1 ulp of that formula (PyTorch's own float32 kernel collapses to 0 below
     x = -9 and loses relative accuracy before); the other names of
     :data:`gelu_numba.approximations.APPROXIMATIONS` (``"sigmoid"``,
-    ``"poly6"``, ``"rat44"``, ...) select those.  Their backward is
-    dy * f'(x) (two roundings).  Every approximation has every higher
-    derivative: torch's autograd of its formula in float64, rounded once.
+    ``"poly6"``, ``"rat44"``, ...) select those, and so does the key of an
+    approximation added with :func:`gelu_numba.catalog.registered` while
+    it is registered.  Their backward is dy * f'(x) (two roundings).
+    Every approximation has every higher derivative: torch's autograd of
+    its formula in float64, rounded once.
 
 Export and TorchScript
     ``torch.onnx.export`` (legacy and ``dynamo=True``) writes ONNX's own

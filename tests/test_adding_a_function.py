@@ -8,6 +8,12 @@ the ``@njit`` overload; the JAX function (the XLA FFI handler running the
 ufunc's loop); the CUDA kernel and device function (under the
 simulator); the accuracy measurement of ``analysis.accuracy``, whose figure
 the docstring then states; and the API page that documents it.
+
+A toy approximation of GELU, ``x/2 + x**2/4`` with its derivative's record
+and its formula, registered the same way, reaches the frontends'
+``approximate`` argument: PyTorch's ``gelu`` and ``GELU`` (forward, backward,
+second derivative) and JAX's ``gelu`` (forward, ``grad``, ``grad`` of
+``grad``).
 """
 
 import dataclasses
@@ -198,3 +204,115 @@ def test_a_name_the_catalog_has_is_refused():
     with pytest.raises(ValueError, match="already has gelu"):
         with catalog.registered(clash):
             pass
+
+
+# --- an approximation: its record and its derivative's, linked, with its
+# formula as array operations and the key that approximate= takes
+
+
+def toy_approx_64(x):
+    return 0.5 * x + 0.25 * (x * x)
+
+
+def toy_approx_32(x):
+    w = np.float64(x)
+    return np.float32(0.5 * w + 0.25 * (w * w))
+
+
+def toy_approx_grad_64(x):
+    return 0.5 + 0.5 * x
+
+
+def toy_approx_grad_32(x):
+    return np.float32(0.5 + 0.5 * np.float64(x))
+
+
+def toy_approx_formula(w, ops):
+    return ops.const(w, 0.5) * w + ops.const(w, 0.25) * (w * w)
+
+
+def toy_approximation(k64=toy_approx_64, k32=toy_approx_32):
+    how = "float64 in three roundings, float32 in float64 with one final rounding."
+    forward = catalog.record(
+        "toy_approx", k64, k32, 1, """
+    ``x/2 + x**2/4``, a toy approximation of GELU (its first two Taylor
+    terms at 0, roughly).""", how, (1.0, 1.5), (catalog.APPROX,), group="approximation",
+        reference=lambda x: mp.mpf(x) / 2 + mp.mpf(x) ** 2 / 4,
+        derivative="toy_approx_grad", approximate="toy", formula=toy_approx_formula)
+    grad = catalog.record(
+        "toy_approx_grad", toy_approx_grad_64, toy_approx_grad_32, 1, """
+    Derivative of :func:`toy_approx`, ``1/2 + x/2``.""", how, (1.0, 1.0),
+        (catalog.APPROX,), group="approximation", reference=lambda x: (1 + mp.mpf(x)) / 2)
+    return forward, grad
+
+# --- end of the approximation's recipe
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_torch_takes_a_registered_approximation(dtype):
+    torch = pytest.importorskip("torch")
+    import gelu_numba.approximations as ga
+    import gelu_numba.torch as gt
+    x_np = np.linspace(-3, 3, 1001).astype(dtype)
+    dy_np = np.linspace(2, -1, 1001).astype(dtype)
+    with catalog.registered(*toy_approximation()):
+        want, slope = ga.toy_approx(x_np), ga.toy_approx_grad(x_np)
+        for f in (lambda v: gt.gelu(v, approximate="toy"), gt.GELU(approximate="toy")):
+            x = torch.from_numpy(x_np.copy()).requires_grad_()
+            y = f(x)
+            assert np.array_equal(y.detach().numpy(), want)
+            # backward: dy times the derivative's ufunc (two roundings)
+            (gx,) = torch.autograd.grad(y, x, torch.from_numpy(dy_np), create_graph=True)
+            assert np.array_equal(gx.detach().numpy(), dy_np * slope)
+            # the second derivative: torch's autograd of the formula, 1/2
+            (g2,) = torch.autograd.grad(gx.sum(), x)
+            assert np.array_equal(g2.numpy(), np.full_like(x_np, 0.5) * dy_np)
+    with pytest.raises(RuntimeError, match="approximate must be one of 'none'"):
+        gt.gelu(torch.from_numpy(x_np), approximate="toy")
+
+
+def test_jax_takes_a_registered_approximation():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import gelu_numba.approximations as ga
+    import gelu_numba.jax as gj
+    x = np.linspace(-3, 3, 1001)
+    with catalog.registered(*toy_approximation()):
+        for dtype in (np.float32, np.float64):
+            v = x.astype(dtype)
+            assert np.array_equal(np.asarray(jax.jit(gj.gelu, static_argnums=1)(v, "toy")),
+                                  ga.toy_approx(v))
+            grad = jax.grad(lambda w: gj.gelu(w, "toy").sum())
+            assert np.array_equal(np.asarray(grad(v)), ga.toy_approx_grad(v))
+        # the second derivative: JAX's autodiff of the formula, 1/2
+        second = jax.grad(jax.grad(lambda w: gj.gelu(w, "toy")))
+        assert [float(second(t)) for t in (-2.0, 0.0, 3.0)] == [0.5, 0.5, 0.5]
+    with pytest.raises(ValueError, match="approximate must be a bool or one of"):
+        gj.gelu(x, "toy")
+
+
+def test_a_key_registered_again_runs_the_new_records_kernels_in_torch():
+    torch = pytest.importorskip("torch")
+    import gelu_numba.torch as gt
+    x = torch.linspace(-2, 2, 101, dtype=torch.float64)
+    with catalog.registered(*toy_approximation()):
+        first = gt.gelu(x, approximate="toy")
+    negated = toy_approximation(k64=_negated_64, k32=_negated_32)
+    with catalog.registered(*negated):
+        assert torch.equal(gt.gelu(x, approximate="toy"), -(x * (1 + x * x)))
+    assert not torch.equal(first, -(x * (1 + x * x)))
+
+
+def test_an_approximate_key_the_catalog_has_is_refused():
+    forward, grad = toy_approximation()
+    clash = dataclasses.replace(forward, approximate="tanh")
+    with pytest.raises(ValueError, match="already has approximate='tanh'"):
+        with catalog.registered(clash, grad):
+            pass
+
+
+def test_an_approximate_key_without_formula_or_derivative_is_refused():
+    forward, _ = toy_approximation()
+    for missing in ("formula", "derivative"):
+        with pytest.raises(ValueError, match="needs its formula and its derivative's record"):
+            dataclasses.replace(forward, **{missing: None})

@@ -7,7 +7,9 @@ The scalar kernels (:mod:`~gelu_numba.kernels.logistic`,
 evaluate these formulas to within an ulp, each by its own careful method;
 a formula here is the plain composition of a few array operations, from the
 same constants (:mod:`gelu_numba.tables.approximations`), written so that
-automatic differentiation gives every derivative:
+automatic differentiation gives every derivative.  Each approximation's
+catalog record holds its formula (:attr:`gelu_numba.catalog.Function.formula`),
+which serves:
 
 * the PyTorch target's derivatives from order 2 on (autograd of the
   formula in float64) and its ONNX subgraph where ONNX has no operator
@@ -25,9 +27,7 @@ float64 arithmetic).  Arithmetic is the arrays' own operators.
 import functools
 from dataclasses import dataclass
 
-from gelu_numba.tables.approximations import (
-    AS26_A_HI, AS26_Q, FITS_BY_NAME, SIGMOID_BETA, TANH_C2, TANH_K,
-)
+from gelu_numba.tables.approximations import AS26_A_HI, AS26_Q, SIGMOID_BETA, TANH_C2, TANH_K
 from gelu_numba.tables.normal_cdf import A_MAX, PHI0_HI
 
 
@@ -122,15 +122,6 @@ def t_form(fit):
         r = horner(s, p, ops) if len(q) == 1 else horner(s, p, ops) / horner(s, q, ops)
         return tail_form(w, L, (L - a) ** 2 * r, ops)
     return f
-
-
-#: every approximation's formula, by its registry name
-APPROXIMATIONS = {
-    "tanh": tanh_form,
-    "sigmoid": sigmoid_form,
-    "as26": as26_form,
-    **{name: t_form(fit) for name, fit in FITS_BY_NAME.items()},
-}
 
 
 @functools.cache

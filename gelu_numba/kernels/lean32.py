@@ -77,9 +77,6 @@ __doc__ = (__doc__.replace("<<q_d_error>>", f"{math.log2(tab.Q_D_ERROR):.1f}")
            .replace("<<d_max>>", f"{max(tab.Q_D_MAX, tab.G_D_MAX):.4f}"))
 
 _f = np.float32
-__all__ = ["BOUND", "gelu", "ndtr", "gelu_grad", "gelu_backward", "gelu_t", "ndtr_t",
-           "gelu_grad_t", "gelu_backward_t", "Q_TABLE", "G_TABLE"]
-#: the functions with a lean kernel
 #: the tables as the CPU compilation reads them (constant arrays); CUDA
 #: kernels take them as an argument, in device memory.  Column after
 #: column: the lanes of a warp read one column of rows that data puts

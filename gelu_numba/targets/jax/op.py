@@ -303,12 +303,12 @@ _JNP = formulas.Ops(where=jnp.where, clamp=_clamp,
                     const=lambda w, value: jnp.asarray(value, w.dtype))
 
 
-def _formula_second(key):
-    """f''(x) of approximation ``key``: JAX's autodiff of its formula
-    (:mod:`gelu_numba.kernels.formulas`, the formula the PyTorch target
-    differentiates), in x's dtype or float32 if narrower, at finite x; 0 at
-    +-inf, NaN at NaN.  Its own derivatives are JAX's: every order."""
-    f = functools.partial(formulas.APPROXIMATIONS[key], ops=_JNP)
+def _formula_second(record):
+    """f''(x) of approximation ``record``: JAX's autodiff of its formula
+    (:attr:`gelu_numba.catalog.Function.formula`, the formula the PyTorch
+    target differentiates), in x's dtype or float32 if narrower, at finite
+    x; 0 at +-inf, NaN at NaN.  Its own derivatives are JAX's: every order."""
+    f = functools.partial(record.formula, ops=_JNP)
 
     def first(v):
         return jax.jvp(f, (v,), (jnp.ones_like(v),))[1]
@@ -355,8 +355,8 @@ def _tangent_rule(function):
     if derivative is not None and jax_ffi.serves(derivative):
         return _scaled(lambda x: call(derivative, x))
     primitive = catalog.antiderivative(function)
-    if primitive is not None and primitive.group == "approximation":
-        return _scaled(_formula_second(primitive.name.removeprefix("gelu_")))
+    if primitive is not None and primitive.formula is not None:
+        return _scaled(_formula_second(primitive))
     return _undifferentiable(function)
 
 

@@ -22,7 +22,9 @@ DEVICES = ("cpu", "cuda")
 #: shape, dtype and strides (models built under torch.device("meta"))
 SHAPE_ONLY = ("meta",)
 
-#: every value of ``approximate``: the exact GELU, then the registry
+#: every value of ``approximate`` the package lists: the exact GELU, then
+#: the approximations (``catalog.registered`` records add theirs while
+#: registered: :func:`gelu_numba.catalog.approximate_keys`)
 APPROXIMATE = catalog.APPROXIMATE
 
 ACCEPTED_DTYPES = "float16, bfloat16, float32 or float64"
@@ -37,11 +39,12 @@ def check_approximate(approximate):
     """``approximate`` itself, or the error ``torch.nn.functional.gelu``
     raises for it: ``TypeError`` for a non-string, ``RuntimeError`` (with
     the accepted names) for an unknown name."""
+    keys = catalog.approximate_keys()
     if not isinstance(approximate, str):
-        raise TypeError(f"approximate must be a str, one of {', '.join(map(repr, APPROXIMATE))}"
+        raise TypeError(f"approximate must be a str, one of {', '.join(map(repr, keys))}"
                         f" (got {type(approximate).__name__})")
-    if approximate not in APPROXIMATE:
-        raise RuntimeError(f"approximate must be one of {', '.join(map(repr, APPROXIMATE))}"
+    if approximate not in keys:
+        raise RuntimeError(f"approximate must be one of {', '.join(map(repr, keys))}"
                            f" (got {approximate!r})")
     return approximate
 

@@ -6,17 +6,17 @@ rounded once to the tensor's dtype.
 
 * :func:`gelu_derivative`: the exact GELU's derivatives from order 3 on,
   phi(x) P_n(x).
-* :data:`COMPOSITE`: every approximation as a few torch operations; its
-  derivatives from order 2 on are torch's autograd of that formula
-  (:func:`composite_derivative`), and its ONNX subgraph where ONNX has no
-  operator for it.
+* :func:`composite`: an approximation as a few torch operations (its
+  catalog record's formula); its derivatives from order 2 on are torch's
+  autograd of that formula (:func:`composite_derivative`), and its ONNX
+  subgraph where ONNX has no operator for it.
 """
 
 import functools
 
 import torch
 
-from gelu_numba.catalog import APPROX_ERRORS
+from gelu_numba import catalog
 from gelu_numba.kernels import formulas
 
 #: the formulas' operations in torch (a constant as a 0-d tensor of w's
@@ -38,11 +38,12 @@ def gelu_derivative(x, order):
     return formulas.gelu_derivative(x.double(), order, TORCH).to(x.dtype)
 
 
-#: every approximation as a few torch operations: its derivatives from
-#: order 2 on (torch's autograd of the formula in float64) and its ONNX
-#: subgraph where ONNX has no operator for it
-COMPOSITE = {name: functools.partial(f, ops=TORCH) for name, f in formulas.APPROXIMATIONS.items()}
-assert set(COMPOSITE) == set(APPROX_ERRORS), "an approximation without a formula"
+def composite(approximate):
+    """Approximation ``approximate`` as a few torch operations, ``f(w)``:
+    its catalog record's formula (its derivatives from order 2 on are
+    torch's autograd of it in float64, and its ONNX subgraph where ONNX has
+    no operator for it)."""
+    return functools.partial(catalog.approximate(approximate).formula, ops=TORCH)
 
 
 def _finite(x, derivative):
@@ -57,13 +58,15 @@ def _finite(x, derivative):
 
 def composite_derivative(x, approximate, order):
     """f^(order)(x) of an approximation, by torch's autograd of its formula
-    (:data:`COMPOSITE`) in float64 (rounded once to x's dtype): the
+    (:func:`composite`) in float64 (rounded once to x's dtype): the
     accuracy of the formula's float64 evaluation, as nn.GELU's own
     autograd for "tanh"."""
+    formula = composite(approximate)
+
     def derivative(v):
         with torch.enable_grad():
             w = v.detach().double().requires_grad_()
-            d = COMPOSITE[approximate](w)
+            d = formula(w)
             for _ in range(order):
                 (d,) = torch.autograd.grad(d.sum(), w, create_graph=True)
         return d.detach()

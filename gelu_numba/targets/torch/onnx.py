@@ -10,7 +10,7 @@ ONNX form.
 
 import torch
 
-from gelu_numba.targets.torch.formulas import COMPOSITE
+from gelu_numba.targets.torch.formulas import composite
 
 
 #: ``approximate`` values that ONNX's ``Gelu`` operator computes (opset 20;
@@ -26,7 +26,7 @@ def onnx_gelu(x, approximate):
     its own GELU, not this package's kernel (its accuracy is the runtime's:
     see the production study's ONNX Runtime rows).  Every other
     approximation: the subgraph of its formula
-    (:data:`~gelu_numba.targets.torch.formulas.COMPOSITE`: Where, Clip,
+    (:func:`~gelu_numba.targets.torch.formulas.composite`: Where, Clip,
     Mul, Div, Exp, Sigmoid ...) evaluated in float64 and cast
     back to x's dtype once, so that a float32 or half model computes the
     formula rounded once, within an ulp of this package's kernel (float64
@@ -34,7 +34,7 @@ def onnx_gelu(x, approximate):
     evaluation; the kernel's is double-double)."""
     if approximate in ONNX_APPROXIMATE:
         return torch.nn.functional.gelu(x, approximate=approximate)
-    return COMPOSITE[approximate](x.double()).to(x.dtype)
+    return composite(approximate)(x.double()).to(x.dtype)
 
 
 def _onnx_gelu_node(x, approximate: str = "none"):

@@ -36,12 +36,16 @@ LIB = "gelu_numba"
 #: catalog's exact GELU), and its derivatives of any order
 GELU, DERIVATIVE = catalog.GELU, "derivative"
 
-@functools.cache
 def _names(approximate):
     """The ufunc names of f, of dy * f' (its fused backward, else f') and of
     f'' (None where the catalog has no record of it), from the catalog's
     derivative links."""
-    f = catalog.approximate(approximate)
+    return _links(catalog.approximate(approximate))
+
+
+@functools.cache
+def _links(f):
+    # (by record, not by key: a key registered again is another record)
     return f.name, f.backward or f.derivative, catalog.lookup(f.derivative).derivative
 
 

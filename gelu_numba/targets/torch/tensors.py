@@ -32,11 +32,15 @@ from gelu_numba.targets.cpu import numpy_api
 from gelu_numba.targets.torch.checks import HALF
 
 
-@functools.cache
 def _ufunc(name):
-    from gelu_numba import catalog
+    return _ufunc_of(catalog.lookup(name))
+
+
+@functools.cache
+def _ufunc_of(record):
+    # (by record, not by name: a name registered again is another record)
     from gelu_numba.targets import cpu
-    return cpu.REGISTRY.get(catalog.lookup(name))
+    return cpu.REGISTRY.get(record)
 
 
 def _numpy(t):
