@@ -33,6 +33,7 @@ it converts in one instruction) and :func:`float16_value`; and for the
 CPU's, :func:`out_of_line`, which keeps a rarely called function a call.
 """
 
+import functools
 import inspect
 import math
 import struct
@@ -379,16 +380,32 @@ def per_target(name, cpu, cuda, compiled_cpu=None):
     def function(*args):
         return cpu(*args)
 
+    @functools.cache
+    def compiled():
+        return inline(cpu if compiled_cpu is None else compiled_cpu())
+
     def on_cpu(*args):
-        return cpu if compiled_cpu is None else compiled_cpu()
+        # a call of one dispatcher, not the form itself: Numba compiles an
+        # overload's implementation anew for each set of argument types it
+        # is typed with, and a literal argument makes a set of its own
+        # (r_poly(vh, vl, upper), and r_poly(vh, vl, False) in the ordinary
+        # forms' branch, which Numba types even where it is dead: the same
+        # code compiled twice on a first call); a dispatcher compiles once
+        # per signature, a literal taken as its type
+        form = compiled()
+
+        def call(*args):
+            return form(*args)
+        return call
 
     def on_cuda(*args):
         return cuda()
 
     # Numba checks an implementation's parameters against its typing
-    # function's, which therefore declare cpu's (PEP 362's __signature__)
+    # function's: cuda()'s are cpu's (PEP 362's __signature__), the CPU's
+    # call takes *args as on_cpu does
     function.__name__ = function.__qualname__ = name
-    for f in (function, on_cpu, on_cuda):
+    for f in (function, on_cuda):
         f.__signature__ = signature
     overload(function, target="cpu", jit_options=JIT_OPTIONS)(on_cpu)
     overload(function, target="cuda", jit_options=JIT_OPTIONS)(on_cuda)
