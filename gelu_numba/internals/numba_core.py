@@ -3,9 +3,14 @@
 * ``numba.core.registry.CPUDispatcher``, subclassed by
   :func:`gelu_numba.kernels.primitives.bits32.inline_helper` so that a float32
   helper called from Python (the CUDA simulator runs device code as Python)
-  runs its Python body and keeps float32 arithmetic.  If it changes: a
-  plain Python function for the simulator and ``@njit`` for the compiled
-  targets, chosen by the caller.
+  runs its Python body and keeps float32 arithmetic, and by
+  :func:`gelu_numba.kernels.primitives.intrinsics.inline`, whose kernels
+  are compiled with the CPU target option ``no_cpython_wrapper`` (no
+  wrapper compiled for functions only compiled code calls) and give a
+  Python call a twin compiled with one.  If they change: a plain Python
+  function for the simulator and ``@njit`` for the compiled targets, chosen
+  by the caller; ``@njit`` with wrappers for the kernels (first calls
+  slower).
 * ``numba.core.dispatcher.Dispatcher``, to tell an already compiled kernel
   from a plain function (:mod:`gelu_numba.targets.cpu.emulated`).  If it
   changes: ``hasattr(kernel, "py_func")``.
@@ -188,6 +193,9 @@ def probe():
     if not (isinstance(CPUDispatcher, type) and issubclass(CPUDispatcher, Dispatcher)):
         raise ImportError("gelu_numba: numba.core.registry.CPUDispatcher is not a "
                           "Dispatcher class in this Numba")
+    from numba.core.cpu import CPUTargetOptions
+    if not hasattr(CPUTargetOptions, "no_cpython_wrapper"):
+        raise ImportError("gelu_numba: Numba's CPU target has no no_cpython_wrapper option")
     if not callable(getattr(cpu_target.typing_context, "refresh", None)):
         raise ImportError("gelu_numba: Numba's CPU typing context has no refresh()")
     files = FunctionCache(probe)._cache_file
