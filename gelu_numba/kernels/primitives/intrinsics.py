@@ -57,8 +57,8 @@ from gelu_numba.internals.numba_core import CPUDispatcher
 #: compiled once, whoever calls it first, and a float division must not
 #: grow the ZeroDivisionError branch that would keep the loops scalar.
 #: ``no_cpython_wrapper``: compiled code calls the helpers, Python does
-#: not; each wrapper is compiled to machine code on its own, about a
-#: quarter of a cold first call (:func:`inline` gives Python calls a twin).
+#: not, and compiling a wrapper for each of them took a large part of a
+#: cold first call (:func:`inline` gives a Python call a twin).
 JIT_OPTIONS = MappingProxyType({"forceinline": True, "error_model": "numpy",
                                 "no_cpython_wrapper": True})
 
