@@ -5,12 +5,12 @@
   helper called from Python (the CUDA simulator runs device code as Python)
   runs its Python body and keeps float32 arithmetic, and by
   :func:`gelu_numba.kernels.primitives.intrinsics.inline`, whose kernels
-  are compiled with the CPU target option ``no_cpython_wrapper`` (no
-  wrapper compiled for functions only compiled code calls) and give a
-  Python call a twin compiled with one.  If they change: a plain Python
-  function for the simulator and ``@njit`` for the compiled targets, chosen
-  by the caller; ``@njit`` with wrappers for the kernels (first calls
-  slower).
+  are compiled with the CPU target options ``no_cpython_wrapper`` and
+  ``no_cfunc_wrapper`` (no wrappers compiled for functions only compiled
+  code calls) and give a Python call a twin compiled with them.  If they
+  change: a plain Python function for the simulator and ``@njit`` for the
+  compiled targets, chosen by the caller; ``@njit`` with wrappers for the
+  kernels (first calls slower).
 * ``numba.core.dispatcher.Dispatcher``, to tell an already compiled kernel
   from a plain function (:mod:`gelu_numba.targets.cpu.emulated`).  If it
   changes: ``hasattr(kernel, "py_func")``.
@@ -194,8 +194,10 @@ def probe():
         raise ImportError("gelu_numba: numba.core.registry.CPUDispatcher is not a "
                           "Dispatcher class in this Numba")
     from numba.core.cpu import CPUTargetOptions
-    if not hasattr(CPUTargetOptions, "no_cpython_wrapper"):
-        raise ImportError("gelu_numba: Numba's CPU target has no no_cpython_wrapper option")
+    missing = [o for o in ("no_cpython_wrapper", "no_cfunc_wrapper")
+               if not hasattr(CPUTargetOptions, o)]
+    if missing:
+        raise ImportError(f"gelu_numba: Numba's CPU target has no {', '.join(missing)} option")
     if not callable(getattr(cpu_target.typing_context, "refresh", None)):
         raise ImportError("gelu_numba: Numba's CPU typing context has no refresh()")
     files = FunctionCache(probe)._cache_file

@@ -56,15 +56,16 @@ from gelu_numba.internals.numba_core import CPUDispatcher
 #: the first-call table of docs/guide/first_call.md.)  ``error_model="numpy"``: a helper is
 #: compiled once, whoever calls it first, and a float division must not
 #: grow the ZeroDivisionError branch that would keep the loops scalar.
-#: ``no_cpython_wrapper``: compiled code calls the helpers, Python does
-#: not, and compiling a wrapper for each of them took a large part of a
-#: cold first call (:func:`inline` gives a Python call a twin).
+#: ``no_cpython_wrapper`` and ``no_cfunc_wrapper``: compiled code calls
+#: the helpers directly, Python and C do not, and compiling the two
+#: wrappers of each took a large part of a cold first call (:func:`inline`
+#: gives a Python call a twin).
 JIT_OPTIONS = MappingProxyType({"forceinline": True, "error_model": "numpy",
-                                "no_cpython_wrapper": True})
+                                "no_cpython_wrapper": True, "no_cfunc_wrapper": True})
 
 
 class _Kernel(CPUDispatcher):
-    """A dispatcher compiled with :data:`JIT_OPTIONS` (no CPython wrapper),
+    """A dispatcher compiled with :data:`JIT_OPTIONS` (no wrappers),
     whose call from Python runs a twin compiled with one: the same code,
     compiled again, only where Python calls it (tests, the CUDA simulator,
     a user's call of a helper)."""
@@ -72,7 +73,7 @@ class _Kernel(CPUDispatcher):
     def __call__(self, *args, **kws):
         twin = self.__dict__.get("_twin")
         if twin is None:
-            options = {k: v for k, v in JIT_OPTIONS.items() if k != "no_cpython_wrapper"}
+            options = {k: v for k, v in JIT_OPTIONS.items() if not k.endswith("_wrapper")}
             twin = self.__dict__["_twin"] = njit(**options)(self.py_func)
         return twin(*args, **kws)
 
