@@ -99,10 +99,12 @@ def _approximation(approximate):
     if not isinstance(approximate, str):
         # as jax.nn.gelu: any value by its truth (np.False_, 0, 1, ...)
         return "tanh" if approximate else "none"
-    keys = catalog.approximate_keys()
-    if approximate not in keys:
+    try:
+        catalog.approximate(approximate)
+    except ValueError:
         raise ValueError("gelu_numba.jax.gelu: approximate must be a bool or one of "
-                         f"{', '.join(map(repr, keys))} (got {approximate!r})")
+                         f"{', '.join(map(repr, catalog.approximate_keys()))} "
+                         f"(got {approximate!r})") from None
     return approximate
 
 

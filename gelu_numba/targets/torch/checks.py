@@ -39,14 +39,17 @@ def check_approximate(approximate):
     """``approximate`` itself, or the error ``torch.nn.functional.gelu``
     raises for it: ``TypeError`` for a non-string, ``RuntimeError`` (with
     the accepted names) for an unknown name."""
-    keys = catalog.approximate_keys()
+    if isinstance(approximate, str):
+        try:
+            catalog.approximate(approximate)   # (one dict lookup on every call)
+            return approximate
+        except ValueError:
+            pass
+    keys = ", ".join(map(repr, catalog.approximate_keys()))
     if not isinstance(approximate, str):
-        raise TypeError(f"approximate must be a str, one of {', '.join(map(repr, keys))}"
+        raise TypeError(f"approximate must be a str, one of {keys}"
                         f" (got {type(approximate).__name__})")
-    if approximate not in keys:
-        raise RuntimeError(f"approximate must be one of {', '.join(map(repr, keys))}"
-                           f" (got {approximate!r})")
-    return approximate
+    raise RuntimeError(f"approximate must be one of {keys} (got {approximate!r})")
 
 
 def check_tensor(name, t, quantized=False):
