@@ -95,3 +95,46 @@ def test_replace_kernel_where_impl_refuses_overrides():
             torch_dispatch.replace_kernel(lib, "twice", autograd, "Autograd")
         x = torch.ones(3, requires_grad=True)
         assert torch.equal(getattr(getattr(torch.ops, ns), "twice")(x), torch.full((3,), 7.0))
+
+
+_LOWERED_IN_PLACE = r"""
+import json
+from numba import njit
+from numba.core import event
+from gelu_numba.kernels.primitives import bits32 as b, intrinsics as i
+
+def caller(x, y, k):
+    m, e = i.split_exponent(x)
+    return (i.fma(x, y, 1.0), i.add_rn(x, y), i.mul_rn(x, y), i.pow2(k), i.nan_to_zero(x),
+            i.scale_shifted(x, i.SHIFTER + 3.0), i.shifted_int(i.SHIFTER - 5.0),
+            i.step_bits(x, 1), m, e, b.float32_from_bits(b.float32_bits(x)),
+            b.float64_bits(y), b.fma32(x, y, x))
+
+compiled = []
+
+class Listener(event.Listener):
+    def on_start(self, e):
+        compiled.append(e.data["dispatcher"].py_func.__qualname__)
+
+    def on_end(self, e):
+        pass
+
+with event.install_listener("numba:compile", Listener()):
+    got = njit(caller)(1.5, -2.25, 3)
+expected = caller(1.5, -2.25, 3)
+print(json.dumps({"compiled": compiled, "got": [float(v) for v in got],
+                  "expected": [float(v) for v in expected]}))
+"""
+
+
+def test_target_operations_are_lowered_in_their_caller_on_the_cpu():
+    """A CPU caller of the target-dependent operations compiles nothing but
+    itself (lowered_on_cpu: each was an @overload whose implementation a
+    first call compiled as a function of its own), and computes what their
+    exact Python references compute (run in a fresh process: a function
+    compiled earlier in this one would not compile again)."""
+    from compiled import json_of
+
+    r = json_of(_LOWERED_IN_PLACE)
+    assert r["compiled"] == ["caller"]
+    assert r["got"] == r["expected"]

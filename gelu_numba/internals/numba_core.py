@@ -11,6 +11,14 @@
   change: a plain Python function for the simulator and ``@njit`` for the
   compiled targets, chosen by the caller; ``@njit`` with wrappers for the
   kernels (first calls slower).
+* ``numba.core.typing.templates.make_intrinsic_template``, ``infer`` and
+  ``infer_global``: :func:`lowered_on_cpu` registers an ``@intrinsic``'s
+  typing function as the CPU's typing and lowering of a plain Python
+  function, the way ``@intrinsic`` registers its own handle, so that a
+  call compiles to the intrinsic's IR in place, where an ``@overload``
+  returning a call of the intrinsic compiled a function of its own for
+  every argument types.  If they change: the probe fails by name, and
+  ``@overload(function, target="cpu")`` around the intrinsic.
 * ``numba.core.dispatcher.Dispatcher``, to tell an already compiled kernel
   from a plain function (:mod:`gelu_numba.targets.cpu.emulated`).  If it
   changes: ``hasattr(kernel, "py_func")``.
@@ -72,7 +80,9 @@ import llvmlite.binding as ll
 
 from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
+from numba.core import types
 from numba.core.registry import CPUDispatcher, cpu_target
+from numba.core.typing import templates
 from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
@@ -80,6 +90,25 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 def refresh_typing():
     """Load new ``@overload`` declarations into the CPU typing context."""
     cpu_target.typing_context.refresh()
+
+
+def lowered_on_cpu(function):
+    """Decorator: an ``@intrinsic``-style typing function ``definition(typingctx,
+    *argument_types)``, returning ``(signature, codegen)`` or None, becomes
+    the typing and lowering of calls of ``function`` in code compiled for
+    the CPU.  A call is typed by ``definition`` and lowered by its codegen
+    in the caller, with the arguments cast to the signature's types: no
+    function of its own is compiled for each argument types, as an
+    ``@overload`` around an intrinsic's call would be.  Other targets
+    (CUDA) keep their ``@overload`` of ``function``."""
+    def register(definition):
+        template = templates.make_intrinsic_template(
+            function, definition, function.__name__, kwargs={"target": "cpu"})
+        templates.infer(template)
+        templates.infer_global(function, types.Function(template))
+        return definition
+
+    return register
 
 
 #: cache entries already reported as damaged (each is reported once)
@@ -206,6 +235,10 @@ def probe():
     if missing:
         raise ImportError("gelu_numba: Numba's cache index file has no "
                           + ", ".join(missing))
+    missing = [n for n in ("make_intrinsic_template", "infer", "infer_global")
+               if not callable(getattr(templates, n, None))]
+    if missing:
+        raise ImportError("gelu_numba: Numba's typing templates have no " + ", ".join(missing))
     codegen = cpu_target.target_context.codegen()
     if not callable(getattr(codegen, "magic_tuple", None)):
         raise ImportError("gelu_numba: Numba's CPU codegen has no magic_tuple()")
@@ -214,5 +247,5 @@ def probe():
 
 
 __all__ = ["CPUDispatcher", "Dispatcher", "as_dtype", "from_dtype", "refresh_typing",
-           "before_load", "compile_repairing", "converts_float16", "global_address", "probe",
-           "publish_symbol", "to_fixed_tuple"]
+           "lowered_on_cpu", "before_load", "compile_repairing", "converts_float16",
+           "global_address", "probe", "publish_symbol", "to_fixed_tuple"]

@@ -25,7 +25,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from gelu_numba.internals.numba_core import CPUDispatcher
+from gelu_numba.internals.numba_core import CPUDispatcher, lowered_on_cpu
 from gelu_numba.kernels.primitives.intrinsics import JIT_OPTIONS
 
 
@@ -71,6 +71,7 @@ def float32_from_bits(i):
 
 
 @intrinsic
+@lowered_on_cpu(fma32)
 def _fma_f32(typingctx, a, b, c):
     sig = types.float32(types.float32, types.float32, types.float32)
 
@@ -80,9 +81,11 @@ def _fma_f32(typingctx, a, b, c):
     return sig, codegen
 
 
-def _bits_intrinsic(float_type, uint_type):
-    """An intrinsic: the bit pattern of a ``float_type`` as ``uint_type``."""
+def _bits_intrinsic(function, float_type, uint_type):
+    """An intrinsic: the bit pattern of a ``float_type`` as ``uint_type``,
+    also ``function``'s lowering on the CPU."""
     @intrinsic
+    @lowered_on_cpu(function)
     def bits(typingctx, x):
         def codegen(context, builder, signature, args):
             return builder.bitcast(args[0], ir.IntType(uint_type.bitwidth))
@@ -92,11 +95,12 @@ def _bits_intrinsic(float_type, uint_type):
     return bits
 
 
-_float32_bits = _bits_intrinsic(types.float32, types.uint32)
-_float64_bits = _bits_intrinsic(types.float64, types.uint64)
+_float32_bits = _bits_intrinsic(float32_bits, types.float32, types.uint32)
+_float64_bits = _bits_intrinsic(float64_bits, types.float64, types.uint64)
 
 
 @intrinsic
+@lowered_on_cpu(float32_from_bits)
 def _float32_from_bits(typingctx, i):
     if not isinstance(i, types.Integer):
         raise TypingError("float32_from_bits takes an integer")
@@ -114,8 +118,8 @@ def _float32_from_bits(typingctx, i):
     return sig, codegen
 
 
-@overload(fma32, target="generic")
-def _fma32_generic(a, b, c):
+@overload(fma32, target="cuda")
+def _fma32_cuda(a, b, c):
     def impl(a, b, c):
         return _fma_f32(np.float32(a), np.float32(b), np.float32(c))
 
@@ -153,24 +157,24 @@ def horner32(coeffs, x):
     return p
 
 
-@overload(float32_bits, target="generic")
-def _float32_bits_generic(x):
+@overload(float32_bits, target="cuda")
+def _float32_bits_cuda(x):
     def impl(x):
         return _float32_bits(np.float32(x))
 
     return impl
 
 
-@overload(float64_bits, target="generic")
-def _float64_bits_generic(x):
+@overload(float64_bits, target="cuda")
+def _float64_bits_cuda(x):
     def impl(x):
         return _float64_bits(np.float64(x))
 
     return impl
 
 
-@overload(float32_from_bits, target="generic")
-def _float32_from_bits_generic(i):
+@overload(float32_from_bits, target="cuda")
+def _float32_from_bits_cuda(i):
     def impl(i):
         return _float32_from_bits(i)
 

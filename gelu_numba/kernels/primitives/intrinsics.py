@@ -22,9 +22,12 @@ constructions of ``2**n`` and of the scaling, an integer-domain NaN test,
 integer-domain exponent extraction, so that on the CPU no libm call is left
 to block vectorisation (``llvm.fma.f64`` is one ``vfmadd``).  The same IR
 serves the CUDA target, where NVVM turns it into ``fma.rn.f64`` and integer
-instructions (these overloads are registered for the ``generic`` target).
-``add_rn`` and ``mul_rn`` are plain ``+`` and ``*`` on the CPU and NVVM's
-``add.rn`` and ``mul.rn`` on CUDA (see the comment at their definition).
+instructions.  ``add_rn`` and ``mul_rn`` are plain ``+`` and ``*`` on the
+CPU and NVVM's ``add.rn`` and ``mul.rn`` on CUDA (see the comment at their
+definition).  On the CPU each is lowered in its caller
+(:func:`~gelu_numba.internals.numba_core.lowered_on_cpu`): a first call
+compiles no function of its own for each of them; CUDA calls the same
+intrinsics through an ``@overload``.
 
 The others are for the CUDA target's own code: :func:`opaque_zero` (a zero
 the CUDA compilers cannot fold, which keeps a constant-memory load a load)
@@ -36,6 +39,7 @@ CPU's, :func:`out_of_line`, which keeps a rarely called function a call.
 import functools
 import inspect
 import math
+import operator
 import struct
 from fractions import Fraction
 from types import MappingProxyType
@@ -46,7 +50,7 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic, overload
 
-from gelu_numba.internals.numba_core import CPUDispatcher
+from gelu_numba.internals.numba_core import CPUDispatcher, lowered_on_cpu
 
 #: How every kernel and helper is compiled.  ``forceinline``: LLVM's
 #: ``alwaysinline`` attribute, so each call is inlined into its caller by
@@ -205,15 +209,22 @@ def _is_f32(*tys):
     return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
 
 
-@overload(add_rn, target="cpu")
-def _add_rn_cpu(a, b):
-    # LLVM on the CPU contracts nothing without fast-math flags
-    return lambda a, b: a + b
+def _plain(op):
+    """The CPU's typing and lowering of ``op`` itself (``a + b``, ``a * b``):
+    LLVM on the CPU contracts nothing without fast-math flags."""
+    def definition(typingctx, a, b):
+        sig = typingctx.resolve_function_type(op, (a, b), {})
+
+        def codegen(context, builder, signature, args):
+            return context.get_function(op, sig)(builder, args)
+
+        return sig, codegen
+
+    return definition
 
 
-@overload(mul_rn, target="cpu")
-def _mul_rn_cpu(a, b):
-    return lambda a, b: a * b
+lowered_on_cpu(add_rn)(_plain(operator.add))
+lowered_on_cpu(mul_rn)(_plain(operator.mul))
 
 
 @overload(add_rn, target="cuda")
@@ -235,6 +246,7 @@ def _mul_rn_cuda(a, b):
 
 
 @intrinsic
+@lowered_on_cpu(fma)
 def _fma_f64(typingctx, a, b, c):
     sig = types.float64(types.float64, types.float64, types.float64)
 
@@ -245,6 +257,7 @@ def _fma_f64(typingctx, a, b, c):
 
 
 @intrinsic
+@lowered_on_cpu(pow2)
 def _pow2_f64(typingctx, n):
     sig = types.float64(types.int64)
 
@@ -258,6 +271,7 @@ def _pow2_f64(typingctx, n):
 
 
 @intrinsic
+@lowered_on_cpu(nan_to_zero)
 def _nan_to_zero_f64(typingctx, x):
     sig = types.float64(types.float64)
 
@@ -273,6 +287,7 @@ def _nan_to_zero_f64(typingctx, x):
 
 
 @intrinsic
+@lowered_on_cpu(split_exponent)
 def _split_exponent_f64(typingctx, y):
     sig = types.Tuple((types.float64, types.int64))(types.float64)
 
@@ -295,6 +310,7 @@ def _split_exponent_f64(typingctx, y):
 
 
 @intrinsic
+@lowered_on_cpu(scale_shifted)
 def _scale_shifted_f64(typingctx, p, kb):
     sig = types.float64(types.float64, types.float64)
 
@@ -309,6 +325,7 @@ def _scale_shifted_f64(typingctx, p, kb):
 
 
 @intrinsic
+@lowered_on_cpu(shifted_int)
 def _shifted_int_f64(typingctx, kb):
     sig = types.int64(types.float64)
 
@@ -322,6 +339,7 @@ def _shifted_int_f64(typingctx, kb):
 
 
 @intrinsic
+@lowered_on_cpu(step_bits)
 def _step_bits_f64(typingctx, v, n):
     sig = types.float64(types.float64, types.int64)
 
@@ -333,56 +351,56 @@ def _step_bits_f64(typingctx, v, n):
     return sig, codegen
 
 
-@overload(step_bits, target="generic")
-def _step_bits_cpu(v, n):
+@overload(step_bits, target="cuda")
+def _step_bits_cuda(v, n):
     def impl(v, n):
         return _step_bits_f64(v, n)
 
     return impl
 
 
-@overload(shifted_int, target="generic")
-def _shifted_int_cpu(kb):
+@overload(shifted_int, target="cuda")
+def _shifted_int_cuda(kb):
     def impl(kb):
         return _shifted_int_f64(kb)
 
     return impl
 
 
-@overload(split_exponent, target="generic")
-def _split_exponent_cpu(y):
+@overload(split_exponent, target="cuda")
+def _split_exponent_cuda(y):
     def impl(y):
         return _split_exponent_f64(y)
 
     return impl
 
 
-@overload(scale_shifted, target="generic")
-def _scale_shifted_cpu(p, kb):
+@overload(scale_shifted, target="cuda")
+def _scale_shifted_cuda(p, kb):
     def impl(p, kb):
         return _scale_shifted_f64(p, kb)
 
     return impl
 
 
-@overload(nan_to_zero, target="generic")
-def _nan_to_zero_cpu(x):
+@overload(nan_to_zero, target="cuda")
+def _nan_to_zero_cuda(x):
     def impl(x):
         return _nan_to_zero_f64(x)
 
     return impl
 
 
-@overload(fma, target="generic")
-def _fma_cpu(a, b, c):
+@overload(fma, target="cuda")
+def _fma_cuda(a, b, c):
     def impl(a, b, c):
         return _fma_f64(a, b, c)
 
     return impl
 
 
-@overload(pow2, target="generic")
-def _pow2_cpu(n):
+@overload(pow2, target="cuda")
+def _pow2_cuda(n):
     def impl(n):
         return _pow2_f64(n)
 
