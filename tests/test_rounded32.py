@@ -143,6 +143,19 @@ def test_the_decided_midpoints_and_their_neighbours_against_mpmath(name):
 
 
 @pytest.mark.unit
+def test_the_fused_backward_at_gelu_grads_decided_midpoints_with_power_of_two_dy():
+    # the accurate path's branch for dy a power of two: dy times GELU'
+    # correctly rounded, at the inputs whose GELU' midpoints were decided
+    xs = rounding32.GELU_GRAD.view(np.float32)
+    xs = np.concatenate([xs, np.nextafter(xs, np.float32(np.inf))])
+    for dy in (1.0, -2.0, 0.25, 2.0**20):
+        got = g.gelu_backward(np.full_like(xs, dy), xs)
+        for x, y in zip(xs, got):
+            want = correctly_rounded(ref.gelu_backward(dy, float(x)))
+            assert y.view(np.uint32) == want.view(np.uint32), (dy, x, y, want)
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize("name", catalog.names("exact"))
 def test_blocks_with_unsure_elements_give_the_kernels_bits_in_every_layout(name):
     # a block holding one unsure element is recomputed element by element;

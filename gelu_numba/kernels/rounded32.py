@@ -274,9 +274,13 @@ def _accurate_paths(stamp):
         # dy a power of two (its float32 significand bits 0) and a normal
         # result: dy times GELU' correctly rounded is the answer, exactly;
         # any other midpoint stays, and the store rounds it to even (module
-        # docstring)
+        # docstring).  GELU' as gelu_grad_accurate has it: for a finite x
+        # (y is a midpoint, so x is finite) the float64 backward with dy = 1
+        # runs the float64 gelu_grad kernel's operations on the same values
+        # (normal._gelu_backward, normal._gelu_grad), and the kernel
+        # compiled for the line above serves this call too
         if abs(y) >= _LEAST_NORMAL32 and (float32_bits(dy) & np.uint32(0x7FFFFF)) == 0:
-            return d * gelu_grad_accurate(x)
+            return d * settled(_gelu_backward64(1.0, xd), x, rounding32.GELU_GRAD)
         return y
 
     return (ndtr_accurate, norm_pdf_accurate, gelu_accurate, gelu_grad_accurate,
