@@ -71,7 +71,6 @@ def float32_from_bits(i):
 
 
 @intrinsic
-@lowered_on_cpu(fma32)
 def _fma_f32(typingctx, a, b, c):
     sig = types.float32(types.float32, types.float32, types.float32)
 
@@ -118,8 +117,9 @@ def _float32_from_bits(typingctx, i):
     return sig, codegen
 
 
-@overload(fma32, target="cuda")
-def _fma32_cuda(a, b, c):
+# (a function of its own on the CPU too, as fma is: intrinsics.py)
+@overload(fma32, target="generic")
+def _fma32_generic(a, b, c):
     def impl(a, b, c):
         return _fma_f32(np.float32(a), np.float32(b), np.float32(c))
 

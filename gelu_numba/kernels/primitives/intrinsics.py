@@ -24,10 +24,12 @@ to block vectorisation (``llvm.fma.f64`` is one ``vfmadd``).  The same IR
 serves the CUDA target, where NVVM turns it into ``fma.rn.f64`` and integer
 instructions.  ``add_rn`` and ``mul_rn`` are plain ``+`` and ``*`` on the
 CPU and NVVM's ``add.rn`` and ``mul.rn`` on CUDA (see the comment at their
-definition).  On the CPU each is lowered in its caller
-(:func:`~gelu_numba.internals.numba_core.lowered_on_cpu`): a first call
-compiles no function of its own for each of them; CUDA calls the same
-intrinsics through an ``@overload``.
+definition).  On the CPU the exponent and bit operations are lowered in
+their caller (:func:`~gelu_numba.internals.numba_core.lowered_on_cpu`), so
+that a first call compiles no function of its own for each; ``fma``,
+``pow2``, ``add_rn`` and ``mul_rn`` stay functions (see the comment at
+``add_rn``'s overload).  CUDA calls every intrinsic through an
+``@overload``.
 
 The others are for the CUDA target's own code: :func:`opaque_zero` (a zero
 the CUDA compilers cannot fold, which keeps a constant-memory load a load)
@@ -39,7 +41,6 @@ CPU's, :func:`out_of_line`, which keeps a rarely called function a call.
 import functools
 import inspect
 import math
-import operator
 import struct
 from fractions import Fraction
 from types import MappingProxyType
@@ -209,22 +210,23 @@ def _is_f32(*tys):
     return all(isinstance(t, types.Float) and t.bitwidth == 32 for t in tys)
 
 
-def _plain(op):
-    """The CPU's typing and lowering of ``op`` itself (``a + b``, ``a * b``):
-    LLVM on the CPU contracts nothing without fast-math flags."""
-    def definition(typingctx, a, b):
-        sig = typingctx.resolve_function_type(op, (a, b), {})
+# fma, pow2, add_rn and mul_rn stay functions of their own on the CPU (an
+# @overload, compiled once per argument types), where the others are
+# lowered in their caller: lowered in place, they changed how LLVM
+# optimised the loops around them, and some loops ran slower (pow2:
+# gelu_as26_grad's float64 loop; fma, add_rn and mul_rn: the float64
+# kernels in a loop of their own, benchmarks.anatomy's), while the others
+# leave every element loop's vector code as it was
 
-        def codegen(context, builder, signature, args):
-            return context.get_function(op, sig)(builder, args)
-
-        return sig, codegen
-
-    return definition
+@overload(add_rn, target="cpu")
+def _add_rn_cpu(a, b):
+    # LLVM on the CPU contracts nothing without fast-math flags
+    return lambda a, b: a + b
 
 
-lowered_on_cpu(add_rn)(_plain(operator.add))
-lowered_on_cpu(mul_rn)(_plain(operator.mul))
+@overload(mul_rn, target="cpu")
+def _mul_rn_cpu(a, b):
+    return lambda a, b: a * b
 
 
 @overload(add_rn, target="cuda")
@@ -246,7 +248,6 @@ def _mul_rn_cuda(a, b):
 
 
 @intrinsic
-@lowered_on_cpu(fma)
 def _fma_f64(typingctx, a, b, c):
     sig = types.float64(types.float64, types.float64, types.float64)
 
@@ -257,7 +258,6 @@ def _fma_f64(typingctx, a, b, c):
 
 
 @intrinsic
-@lowered_on_cpu(pow2)
 def _pow2_f64(typingctx, n):
     sig = types.float64(types.int64)
 
@@ -391,16 +391,16 @@ def _nan_to_zero_cuda(x):
     return impl
 
 
-@overload(fma, target="cuda")
-def _fma_cuda(a, b, c):
+@overload(fma, target="generic")
+def _fma_generic(a, b, c):
     def impl(a, b, c):
         return _fma_f64(a, b, c)
 
     return impl
 
 
-@overload(pow2, target="cuda")
-def _pow2_cuda(n):
+@overload(pow2, target="generic")
+def _pow2_generic(n):
     def impl(n):
         return _pow2_f64(n)
 

@@ -183,16 +183,11 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True, table=False):
     def coef(j, part=0):
         if table:
             return f"c[base + {j + part * n}]"
-        return f"c[{j + part * n}]" if two else repr(pieces[0][part][j])
+        vals = [p[part][j] for p in pieces]
+        return f"({vals[1]!r} if upper else {vals[0]!r})" if two else repr(vals[0])
 
     args = "vh, vl, upper" if dd_variable else "vh, upper"
     lines = [f"def {name}({args}):"]
-    if two and not table:
-        # one select of the whole coefficient tuple: a blend of each
-        # coefficient in compiled code, as a select per coefficient would
-        # be, typed and lowered as one branch instead of one per coefficient
-        literals = [repr(tuple(p[0]) + tuple(p[1])) for p in pieces]
-        lines.append(f"    c = {literals[1]} if upper else {literals[0]}")
     # the plain part sum_{j >= nd} c_j v**(j - nd) by Estrin's scheme: pairs
     # c_j + c_{j+1} v, then pairs of those with v**2, v**4, ...: a chain
     # of about log2(n - nd) FMAs instead of n - nd (the loops are
