@@ -78,9 +78,9 @@ import warnings
 
 import llvmlite.binding as ll
 
+from numba.core import types
 from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
-from numba.core import types
 from numba.core.registry import CPUDispatcher, cpu_target
 from numba.core.typing import templates
 from numba.np.numpy_support import as_dtype, from_dtype
