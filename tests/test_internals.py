@@ -101,13 +101,14 @@ _LOWERED_IN_PLACE = r"""
 import json
 from numba import njit
 from numba.core import event
-from gelu_numba.kernels.primitives import bits32 as b, intrinsics as i
+from gelu_numba.kernels.primitives import bits32 as b, intrinsics as i, polynomials as p
 
 def caller(x, y, k):
     m, e = i.split_exponent(x)
     return (i.nan_to_zero(x), i.scale_shifted(x, i.SHIFTER + 3.0),
             i.shifted_int(i.SHIFTER - 5.0), i.step_bits(x, 1), m, e,
-            b.float32_from_bits(b.float32_bits(x)), b.float64_bits(y))
+            b.float32_from_bits(b.float32_bits(x)), b.float64_bits(y),
+            p.choose(x > 0.0, x, y), p.choose(x < 0.0, x, y))
 
 compiled = []
 
@@ -127,11 +128,12 @@ print(json.dumps({"compiled": compiled, "got": [float(v) for v in got],
 
 
 def test_exponent_and_bit_operations_are_lowered_in_their_caller_on_the_cpu():
-    """A CPU caller of the exponent and bit operations compiles nothing but
-    itself (lowered_on_cpu: each was an @overload whose implementation a
-    first call compiled as a function of its own), and computes what their
-    exact Python references compute (run in a fresh process: a function
-    compiled earlier in this one would not compile again)."""
+    """A CPU caller of the exponent and bit operations and of the literal
+    polynomials' choice of coefficient compiles nothing but itself
+    (lowered_on_cpu: each operation was an @overload whose implementation
+    a first call compiled as a function of its own), and computes what
+    their exact Python references compute (run in a fresh process: a
+    function compiled earlier in this one would not compile again)."""
     from compiled import json_of
 
     r = json_of(_LOWERED_IN_PLACE)

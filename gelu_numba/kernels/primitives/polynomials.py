@@ -8,7 +8,9 @@
   double-double steps for the last ones), compiled by
   :func:`make_poly_dd`; :func:`poly_dd_table_source`, the CUDA target's
   form of the same operations, its coefficients read from constant memory;
-  :func:`first_piece`, the first of two pieces alone.
+  :func:`first_piece`, the first of two pieces alone; :func:`choose`, the
+  coefficient of the piece an element uses (a select, lowered in its
+  caller on the CPU).
 
 A loop over a coefficient tuple would stay a loop in compiled code and keep
 a kernel's element loop scalar (see the comment above :func:`horner_dd`),
@@ -22,13 +24,34 @@ transformations ``two_prod``, ``two_sum`` and ``fast_two_sum``
 import functools
 
 import numpy as np
+from numba.core import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
+from gelu_numba.internals.numba_core import lowered_on_cpu
 from gelu_numba.kernels.primitives.double_double import fast_two_sum, two_prod, two_sum
 from gelu_numba.kernels.primitives.intrinsics import (
     JIT_OPTIONS, fma, inline, opaque_zero, per_target,
 )
+
+
+def choose(upper, a, b):
+    """``b if upper else a``: a coefficient of the piece chosen per element."""
+    return b if upper else a
+
+
+@lowered_on_cpu(choose)
+def _choose(typingctx, upper, a, b):
+    # an LLVM select in the caller, where ``b if upper else a`` is two
+    # blocks of Numba IR for each coefficient (typed and lowered one by one
+    # on a first call; LLVM makes the same select of them)
+    if not (isinstance(upper, types.Boolean) and a == b == types.float64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.select(args[0], args[2], args[1])
+
+    return types.float64(upper, a, b), codegen
 
 
 def _compile_source(source, name, jit=True):
@@ -37,7 +60,7 @@ def _compile_source(source, name, jit=True):
     unless ``jit`` is false: an overload's implementation is compiled by
     Numba for the caller's target)."""
     scope = {"fma": fma, "two_prod": two_prod, "two_sum": two_sum,
-             "fast_two_sum": fast_two_sum}
+             "fast_two_sum": fast_two_sum, "choose": choose}
     exec(source, scope)
     return inline(scope[name]) if jit else scope[name]
 
@@ -184,7 +207,7 @@ def poly_dd_source(name, pieces, exact_steps=(), dd_variable=True, table=False):
         if table:
             return f"c[base + {j + part * n}]"
         vals = [p[part][j] for p in pieces]
-        return f"({vals[1]!r} if upper else {vals[0]!r})" if two else repr(vals[0])
+        return f"choose(upper, {vals[0]!r}, {vals[1]!r})" if two else repr(vals[0])
 
     args = "vh, vl, upper" if dd_variable else "vh, upper"
     lines = [f"def {name}({args}):"]
@@ -272,9 +295,9 @@ def poly_dd_table_source(name, pieces, exact_steps=(), dd_variable=True):
     source = poly_dd_source(name, pieces, exact_steps, dd_variable, table=True)
     n, nd = len(pieces[0][0]), len(pieces[0][1])
     head = source.index(":\n") + 2
-    choose = f"{n + nd} if upper else 0" if len(pieces) == 2 else "opaque_zero()"
+    base = f"{n + nd} if upper else 0" if len(pieces) == 2 else "opaque_zero()"
     source = (source[:head] + "    c = cuda.const.array_like(COEFFICIENTS)\n"
-              f"    base = {choose}\n" + source[head:])
+              f"    base = {base}\n" + source[head:])
     return source, np.array([v for hi, lo in pieces for v in hi + lo], dtype=np.float64)
 
 
