@@ -96,16 +96,16 @@ APPROXIMATE = catalog.APPROXIMATE
 
 
 def _approximation(approximate):
+    """The catalog record that ``approximate`` selects."""
     if not isinstance(approximate, str):
         # as jax.nn.gelu: any value by its truth (np.False_, 0, 1, ...)
-        return "tanh" if approximate else "none"
+        approximate = "tanh" if approximate else "none"
     try:
-        catalog.approximate(approximate)
+        return catalog.approximate(approximate)
     except ValueError:
         raise ValueError("gelu_numba.jax.gelu: approximate must be a bool or one of "
                          f"{', '.join(map(repr, catalog.approximate_keys()))} "
                          f"(got {approximate!r})") from None
-    return approximate
 
 
 def _function(name):
@@ -165,7 +165,7 @@ def gelu(x, approximate=False):
     jax.Array
         In x's dtype after promotion.
     """
-    name = catalog.approximate(_approximation(approximate)).name
+    name = _approximation(approximate).name
     # (a record registered after this import has no entry: made on demand)
     return (_FUNCTIONS.get(name) or _function(name))(x)
 

@@ -39,17 +39,15 @@ def check_approximate(approximate):
     """``approximate`` itself, or the error ``torch.nn.functional.gelu``
     raises for it: ``TypeError`` for a non-string, ``RuntimeError`` (with
     the accepted names) for an unknown name."""
-    if isinstance(approximate, str):
-        try:
-            catalog.approximate(approximate)   # (one dict lookup on every call)
-            return approximate
-        except ValueError:
-            pass
-    keys = ", ".join(map(repr, catalog.approximate_keys()))
     if not isinstance(approximate, str):
-        raise TypeError(f"approximate must be a str, one of {keys}"
+        raise TypeError(f"approximate must be a str, one of "
+                        f"{', '.join(map(repr, catalog.approximate_keys()))}"
                         f" (got {type(approximate).__name__})")
-    raise RuntimeError(f"approximate must be one of {keys} (got {approximate!r})")
+    try:
+        catalog.approximate(approximate)   # (one dict lookup on every call)
+    except ValueError as e:
+        raise RuntimeError(str(e)) from None
+    return approximate
 
 
 def check_tensor(name, t, quantized=False):
